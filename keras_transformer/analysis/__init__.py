@@ -1,0 +1,109 @@
+"""Analysis: analytic and measured complexity of Transformers and RNNs."""
+
+from keras_transformer.analysis import plots
+from keras_transformer.analysis.complexity import (
+    LAYER_KINDS,
+    apply_layer,
+    complexity_table,
+    layer_flops,
+    layer_parameters,
+    maximum_path_length,
+    operations_crossover,
+    reference_layer,
+    sequential_steps,
+    table_operations,
+)
+from keras_transformer.analysis.gradients import (
+    decay_ratio,
+    gradient_curves,
+    gradient_model,
+    gradient_norms,
+)
+from keras_transformer.analysis.long_range import (
+    LONG_RANGE_MODELS,
+    RecallData,
+    build_recall_model,
+    long_range_experiment,
+    recall_accuracy,
+    recall_data,
+)
+from keras_transformer.analysis.operations import (
+    count_flops,
+    count_recurrent_steps,
+    critical_path,
+    growth_exponent,
+    measure_layer,
+    measure_operations,
+    op_flops,
+    trace_graph,
+)
+from keras_transformer.analysis.parameters import (
+    attention_parameters,
+    decoder_layer_parameters,
+    encoder_layer_parameters,
+    feed_forward_parameters,
+    transformer_parameters,
+)
+from keras_transformer.analysis.report import (
+    SIZES,
+    comparison_markdown,
+    run_comparison,
+    write_comparison,
+)
+from keras_transformer.analysis.timing import (
+    first_length_slower,
+    fit_time_curve,
+    time_step,
+    timing_sweep,
+)
+
+__all__ = [
+    "plots",
+    "attention_parameters",
+    "decoder_layer_parameters",
+    "encoder_layer_parameters",
+    "feed_forward_parameters",
+    "transformer_parameters",
+    # Table 1 of the paper: formulas (complexity.py)
+    "LAYER_KINDS",
+    "apply_layer",
+    "complexity_table",
+    "layer_flops",
+    "layer_parameters",
+    "maximum_path_length",
+    "operations_crossover",
+    "reference_layer",
+    "sequential_steps",
+    "table_operations",
+    # measured on traced graphs (operations.py)
+    "count_flops",
+    "count_recurrent_steps",
+    "critical_path",
+    "growth_exponent",
+    "measure_layer",
+    "measure_operations",
+    "op_flops",
+    "trace_graph",
+    # path length through gradients (gradients.py)
+    "decay_ratio",
+    "gradient_curves",
+    "gradient_model",
+    "gradient_norms",
+    # wall clock (timing.py)
+    "first_length_slower",
+    "fit_time_curve",
+    "time_step",
+    "timing_sweep",
+    # long-range recall (long_range.py)
+    "LONG_RANGE_MODELS",
+    "RecallData",
+    "build_recall_model",
+    "long_range_experiment",
+    "recall_accuracy",
+    "recall_data",
+    # the whole comparison (report.py)
+    "SIZES",
+    "comparison_markdown",
+    "run_comparison",
+    "write_comparison",
+]

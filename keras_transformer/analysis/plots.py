@@ -1,0 +1,102 @@
+"""Figures of a training run: curves, learning-rate schedule, attention heat maps.
+
+Each function writes one PNG with matplotlib's non-interactive Agg backend and
+returns its path.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+
+def read_history(path: str | os.PathLike) -> dict[str, list[float]]:
+    """Columns of a Keras `CSVLogger` file as lists of floats."""
+    with open(path, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    return {key: [float(row[key]) for row in rows] for key in (rows[0] if rows else {})}
+
+
+def plot_history(history: dict[str, list[float]], path: str | os.PathLike) -> str:
+    """Loss and accuracy (masked token accuracy, or accuracy for classifiers) per
+    epoch, training against validation."""
+    epochs = np.arange(1, len(history.get("loss", [])) + 1)
+    accuracy = next(
+        (k for k in history if k.endswith("accuracy") and not k.startswith("val_")), "accuracy"
+    )
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, metric in zip(axes, ("loss", accuracy), strict=True):
+        for prefix, style in (("", "-"), ("val_", "--")):
+            key = prefix + metric
+            if key in history:
+                ax.plot(epochs, history[key], style, marker="o", label=key)
+        ax.set_xlabel("epoch")
+        ax.set_title(metric)
+        ax.grid(alpha=0.3)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return str(path)
+
+
+def plot_schedule(
+    schedule,
+    steps: int,
+    path: str | os.PathLike,
+    title: str = "Learning-rate schedule (warm-up, then 1/sqrt(step))",
+) -> str:
+    """Learning rate against optimizer step for a Keras `LearningRateSchedule`
+    (or any function of a float32 step array)."""
+    x = np.arange(max(int(steps), 1))
+    rates = np.asarray(schedule(x.astype("float32")))
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(x, rates)
+    ax.set_xlabel("optimizer step")
+    ax.set_ylabel("learning rate")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return str(path)
+
+
+def plot_attention(
+    weights,
+    query_tokens: list[str],
+    key_tokens: list[str],
+    path: str | os.PathLike,
+    title: str = "attention",
+) -> str:
+    """Heat maps of attention weights `(num_heads, q_len, kv_len)`, one per head."""
+    weights = np.asarray(weights)[:, : len(query_tokens), : len(key_tokens)]
+    heads = weights.shape[0]
+    cols = min(heads, 4)
+    rows = -(-heads // cols)
+    fig, axes = plt.subplots(
+        rows,
+        cols,
+        figsize=(3 + 0.35 * len(key_tokens) * cols, 1 + 0.35 * len(query_tokens) * rows),
+        squeeze=False,
+    )
+    for h, ax in enumerate(axes.flat):
+        if h >= heads:
+            ax.axis("off")
+            continue
+        ax.imshow(weights[h], vmin=0.0, vmax=float(weights.max()) or 1.0, cmap="viridis")
+        ax.set_xticks(range(len(key_tokens)), key_tokens, rotation=90, fontsize=7)
+        ax.set_yticks(range(len(query_tokens)), query_tokens, fontsize=7)
+        ax.set_title(f"head {h}", fontsize=8)
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout(rect=(0, 0, 1, 0.96))
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return str(path)

@@ -1,0 +1,874 @@
+"""The whole comparison in one call: run it, write `comparison.json`, `comparison.md`, `plots/`.
+
+`run_comparison(size)` measures every column of Table 1 of the paper for
+self-attention, recurrent and convolutional layers at one of three sizes:
+
+- `"tiny"`: seconds, for tests; the numbers only show the directions;
+- `"quick"`: a few minutes on a 2-core CPU (`keras-transformer compare --quick`);
+- `"full"`: the default, under 20 minutes on a 2-core CPU.
+
+`write_comparison(results, out_dir)` writes the files; `keras-transformer
+compare` calls both.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import platform
+import time
+from collections.abc import Callable
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import keras  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from keras_transformer.analysis import complexity, gradients, long_range, operations  # noqa: E402
+from keras_transformer.analysis import timing as timing_module  # noqa: E402
+
+SIZES: dict[str, dict[str, Any]] = {
+    "tiny": {
+        "operations": {"lengths": [4, 8, 16], "d": 8, "kernel_size": 3},
+        "loop_lengths": [3, 5],
+        "gradients": {"length": 12, "d": 8, "seeds": 1},
+        "timing": {"lengths": [8, 16, 32], "d": 8, "batch": 1, "repeats": 1},
+        "long_range": {
+            "distances": [1, 3],
+            "models": ["transformer", "rnn", "cnn"],
+            "num_train": 64,
+            "num_test": 16,
+            "epochs": 1,
+            "d_model": 8,
+            "num_layers": 1,
+            "run_eagerly": True,
+        },
+    },
+    "quick": {
+        "operations": {"lengths": [16, 32, 64, 128], "d": 32, "kernel_size": 3},
+        "loop_lengths": [8, 32, 128],
+        "gradients": {"length": 64, "d": 32, "seeds": 3},
+        "timing": {"lengths": [32, 64, 128, 256, 512, 1024], "d": 32, "batch": 1, "repeats": 5},
+        "long_range": {
+            "distances": [1, 8],
+            # The CNN is left out of the quick run: at these sizes its training
+            # often sticks at chance even at distance 1 (seen 0.08-0.8), so its two
+            # points said nothing, for ~15% of the time. The full run keeps it.
+            "models": ["transformer", "rnn"],
+            "num_train": 2000,
+            "num_test": 200,
+            "epochs": 8,
+            "d_model": 32,
+            "num_layers": 1,
+        },
+    },
+    "full": {
+        "operations": {"lengths": [16, 32, 64, 128, 256], "d": 64, "kernel_size": 3},
+        "loop_lengths": [8, 32, 128, 512],
+        "gradients": {"length": 128, "d": 64, "seeds": 5},
+        "timing": {
+            "lengths": [32, 64, 128, 256, 512, 1024, 2048, 4096],
+            "d": 64,
+            "batch": 1,
+            "repeats": 5,
+        },
+        "long_range": {
+            "distances": [1, 2, 4, 8, 16],
+            "models": ["transformer", "rnn", "rnn_attention", "cnn"],
+            "num_train": 3000,
+            "num_test": 200,
+            "epochs": 8,
+            "d_model": 32,
+            "num_layers": 2,
+        },
+    },
+}
+"""Settings of each size of `run_comparison`."""
+
+OPERATION_KINDS = ("self_attention", "rnn", "lstm", "convolution")
+TIMING_KINDS = ("self_attention", "lstm", "convolution")
+GRADIENT_KINDS = ("rnn", "lstm", "transformer", "cnn")
+
+
+def _analytic(settings: dict[str, Any]) -> dict[str, Any]:
+    ops = settings["operations"]
+    lengths, d, k = ops["lengths"], ops["d"], ops["kernel_size"]
+    reference_length = lengths[-1]
+    return {
+        "d": d,
+        "kernel_size": k,
+        "length": reference_length,
+        "table": complexity.complexity_table(reference_length, d, k, OPERATION_KINDS),
+        "lengths": lengths,
+        "flops": {
+            kind: [complexity.layer_flops(kind, t, d, k) for t in lengths]
+            for kind in OPERATION_KINDS
+        },
+        "crossover": {
+            "table_terms": complexity.operations_crossover(d),
+            "exact_vs_rnn": complexity.operations_crossover(d, "rnn", exact=True),
+            "exact_vs_lstm": complexity.operations_crossover(d, "lstm", exact=True),
+        },
+    }
+
+
+def _measured(settings: dict[str, Any]) -> dict[str, Any]:
+    ops = settings["operations"]
+    lengths, d, k = ops["lengths"], ops["d"], ops["kernel_size"]
+    measured = operations.measure_operations(lengths, d, OPERATION_KINDS, k)
+    for kind, values in measured.items():
+        formula_flops = [complexity.layer_flops(kind, t, d, k) for t in lengths]
+        values["flops_equal_formula"] = values["flops"] == formula_flops
+        values["parameters_equal_formula"] = all(
+            p == complexity.layer_parameters(kind, d, k) for p in values["parameters"]
+        )
+        values["flops_growth_exponent"] = operations.growth_exponent(lengths, values["flops"])
+    loop_lengths = settings["loop_lengths"]
+    return {
+        "d": d,
+        "kernel_size": k,
+        "lengths": lengths,
+        "layers": measured,
+        "recurrent_loop": {
+            "lengths": loop_lengths,
+            "steps": [operations.count_recurrent_steps(t, d=8) for t in loop_lengths],
+        },
+    }
+
+
+def _timing(settings: dict[str, Any]) -> dict[str, Any]:
+    spec = settings["timing"]
+    lengths, d = spec["lengths"], spec["d"]
+    seconds = timing_module.timing_sweep(
+        TIMING_KINDS, lengths, d, batch=spec["batch"], repeats=spec["repeats"]
+    )
+    fit = timing_module.fit_time_curve(lengths, seconds["self_attention"])
+    return {
+        **spec,
+        "kinds": list(TIMING_KINDS),
+        "seconds": seconds,
+        "self_attention_fit": fit,
+        # slope of log time against log T over the three longest lengths: ~2 once the
+        # T^2 term dominates, ~1 for a cost linear in T
+        "time_growth_exponent": {
+            kind: operations.growth_exponent(lengths[-3:], seconds[kind][-3:])
+            for kind in TIMING_KINDS
+        },
+        "analytic_quadratic_overtakes_linear_at": 2 * d,
+        "self_attention_slower_than_lstm_from": timing_module.first_length_slower(
+            lengths, seconds["self_attention"], seconds["lstm"]
+        ),
+        "self_attention_slower_than_convolution_from": timing_module.first_length_slower(
+            lengths, seconds["self_attention"], seconds["convolution"]
+        ),
+        "device": "GPU" if tf.config.list_physical_devices("GPU") else "CPU",
+        "cpu_count": os.cpu_count(),
+    }
+
+
+def run_comparison(
+    size: str = "full",
+    *,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Measures the complexity table, gradients, timings and long-range accuracy.
+
+    Args:
+        size: `"tiny"`, `"quick"` or `"full"` (see `SIZES`).
+        seed: seed of the long-range experiment.
+        progress: called with a short message before each section (the CLI prints it).
+
+    Returns:
+        A JSON-serializable dict with the sections `analytic`, `measured`,
+        `gradients`, `timing`, `long_range`, and `settings`, `environment`
+        (versions, cores, load average at the start), `seconds` (time spent per
+        section, and their `total`).
+
+    Example:
+
+    >>> sorted(SIZES)  # run_comparison("tiny") takes about 20 s on 2 cores
+    ['full', 'quick', 'tiny']
+    >>> SIZES["quick"]["long_range"]["distances"]
+    [1, 8]
+    """
+    if size not in SIZES:
+        raise ValueError(f"size={size!r} is not known; choose one of {list(SIZES)}")
+    settings = copy.deepcopy(SIZES[size])
+    say = progress or (lambda message: None)
+    results: dict[str, Any] = {
+        "settings": {"size": size, "seed": seed, **settings},
+        "environment": {
+            "tensorflow": tf.__version__,
+            "keras": keras.__version__,
+            "python": platform.python_version(),
+            "machine": platform.machine(),
+            "cpu_count": os.cpu_count(),
+            "gpus": len(tf.config.list_physical_devices("GPU")),
+            # 1-minute load average: on a shared machine every section is slower
+            "load_average": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
+        },
+        "seconds": {},
+    }
+
+    def section(name: str, message: str, fn: Callable[[], Any]) -> None:
+        say(message)
+        start = time.perf_counter()
+        results[name] = fn()
+        results["seconds"][name] = round(time.perf_counter() - start, 2)
+
+    section("analytic", "analytic table", lambda: _analytic(settings))
+    section(
+        "measured",
+        "parameters, FLOPs and sequential steps of traced layers",
+        lambda: _measured(settings),
+    )
+    grad = settings["gradients"]
+    section(
+        "gradients",
+        "gradient norms against distance",
+        lambda: {
+            **grad,
+            "curves": gradients.gradient_curves(
+                GRADIENT_KINDS, grad["length"], grad["d"], seeds=grad["seeds"]
+            ),
+        },
+    )
+    section("timing", "forward + backward time against length", lambda: _timing(settings))
+    spec = dict(settings["long_range"])
+    distances, models = spec.pop("distances"), tuple(spec.pop("models"))
+    section(
+        "long_range",
+        "long-range recall: training each model at each distance",
+        lambda: long_range.long_range_experiment(distances, models, seed=seed, **spec),
+    )
+    results["seconds"]["total"] = round(sum(results["seconds"].values()), 2)
+    return results
+
+
+# ----------------------------------------------------------------------------- plots
+
+
+def _save(fig, path: str) -> str:
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def plot_operations(results: dict[str, Any], path: str) -> str:
+    """Measured FLOPs (dots) and formulas (lines) against `T`, log-log."""
+    measured = results["measured"]
+    lengths = measured["lengths"]
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    for kind in OPERATION_KINDS:
+        (line,) = ax.plot(lengths, results["analytic"]["flops"][kind], "-", label=f"{kind} formula")
+        ax.plot(lengths, measured["layers"][kind]["flops"], "o", color=line.get_color())
+    d = measured["d"]
+    ax.axvline(d, color="grey", ls=":", label=f"T = d = {d}")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("sequence length T")
+    ax.set_ylabel("forward FLOPs (batch 1)")
+    ax.set_title(f"Operations per layer, d = {d} (dots: counted in the traced graph)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    return _save(fig, path)
+
+
+def plot_sequential_steps(results: dict[str, Any], path: str) -> str:
+    """Critical path (matrix products in sequence) of the traced graph against `T`."""
+    measured = results["measured"]
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    styles = {"self_attention": "o-", "rnn": "s-", "lstm": "x--", "convolution": "^-"}
+    for kind in OPERATION_KINDS:
+        ax.plot(
+            measured["lengths"],
+            measured["layers"][kind]["critical_path"],
+            styles.get(kind, "o-"),
+            label=kind,
+        )
+    loop = measured["recurrent_loop"]
+    ax.plot(loop["lengths"], loop["steps"], "k*", markersize=9, label="LSTM while-loop iterations")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    ax.set_xlabel("sequence length T")
+    ax.set_ylabel("matrix products that must run in sequence")
+    ax.set_title("Critical path: grows with T for the loop, constant otherwise")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
+def plot_gradients(results: dict[str, Any], path: str) -> str:
+    """Mean `|| d y_T / d x_t ||` against the distance `T - t`, log scale."""
+    grad = results["gradients"]
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    for kind, curve in grad["curves"].items():
+        norms = np.asarray(curve["norm"])
+        distance = np.asarray(curve["distance"])
+        shown = norms > 0
+        ax.semilogy(distance[shown], norms[shown], ".-", label=kind)
+    ax.set_xlabel("distance T - t")
+    ax.set_ylabel("gradient norm of the last output")
+    ax.set_title(
+        f"Path length through gradients (T = {grad['length']}, d = {grad['d']}, "
+        f"{grad['seeds']} seeds)"
+    )
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
+def plot_timing(results: dict[str, Any], path: str) -> str:
+    """Median forward + backward seconds against `T`, log-log, with the attention fit."""
+    spec = results["timing"]
+    lengths = np.asarray(spec["lengths"], dtype="float64")
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    for kind in spec["kinds"]:
+        ax.plot(lengths, spec["seconds"][kind], "o-", label=kind)
+    fit = spec["self_attention_fit"]
+    dense = np.geomspace(lengths[0], lengths[-1], 100)
+    ax.plot(
+        dense,
+        fit["a"] + fit["b"] * dense + fit["c"] * dense**2,
+        "--",
+        color="grey",
+        label="attention fit a + bT + cT^2",
+    )
+    ax.axvline(
+        spec["analytic_quadratic_overtakes_linear_at"],
+        color="grey",
+        ls="-.",
+        label=f"2 T^2 d > 4 T d^2 from T = 2d = {spec['analytic_quadratic_overtakes_linear_at']}",
+    )
+    if fit["quadratic_overtakes_linear_at"]:
+        ax.axvline(
+            fit["quadratic_overtakes_linear_at"],
+            color="red",
+            ls=":",
+            label=f"cT^2 > bT from T = {fit['quadratic_overtakes_linear_at']:.0f}",
+        )
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("sequence length T")
+    ax.set_ylabel("seconds per forward + backward")
+    ax.set_title(f"Wall clock, d = {spec['d']}, batch {spec['batch']}, {spec['device']}")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    return _save(fig, path)
+
+
+def plot_long_range(results: dict[str, Any], path: str) -> str:
+    """Recall accuracy against distance, one line per model, with chance."""
+    lr = results["long_range"]
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    for name, accuracy in lr["accuracy"].items():
+        ax.plot(lr["distances"], accuracy, "o-", label=name)
+    ax.axhline(lr["chance"], color="grey", ls=":", label="chance")
+    ax.set_xscale("log", base=2)
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("distance of the recalled symbol from the end")
+    ax.set_ylabel("test accuracy")
+    ax.set_title("Long-range recall after brief training")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
+PLOTS: dict[str, Callable[[dict[str, Any], str], str]] = {
+    "operations.png": plot_operations,
+    "sequential_steps.png": plot_sequential_steps,
+    "gradient_norms.png": plot_gradients,
+    "timing.png": plot_timing,
+    "long_range.png": plot_long_range,
+}
+"""The figures `write_comparison` draws, by file name."""
+
+
+# ----------------------------------------------------------------------------- markdown
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.{digits}g}"
+
+
+def _slower(other: str, length: int | None) -> str:
+    if length is None:
+        return f"Attention is never slower than {other} in this range."
+    return f"Attention is slower than {other} from T = {length} on."
+
+
+def _list(parts: list[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    if len(parts) <= 1:
+        return "".join(parts)
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def operations_sentence(measured: dict[str, Any]) -> str:
+    """What the measured FLOPs and critical paths show, read from the numbers.
+
+    Example:
+
+    >>> layers = {
+    ...     "self_attention": {"flops_growth_exponent": 1.6, "critical_path": [4, 4]},
+    ...     "rnn": {"flops_growth_exponent": 1.0, "critical_path": [16, 64]},
+    ... }
+    >>> print(operations_sentence({"lengths": [16, 64], "layers": layers}))
+    Over T = 16 to 64 the FLOPs grow with exponent 1.6 for self_attention and 1 for rnn (1: \
+linear in T, 2: quadratic). The critical path stays at 4 products for self_attention and \
+grows from 16 to 64 for rnn. As Table 1 predicts, self-attention's operations grow faster \
+in T than the recurrent layers' while its sequential steps stay constant.
+    """
+    lengths, layers = measured["lengths"], measured["layers"]
+    exponents = _list(
+        [f"{_fmt(v['flops_growth_exponent'], 2)} for {kind}" for kind, v in layers.items()]
+    )
+    paths = []
+    for kind, values in layers.items():
+        path = values["critical_path"]
+        if path[0] == path[-1]:
+            products = "product" if path[-1] == 1 else "products"
+            paths.append(f"stays at {path[-1]} {products} for {kind}")
+        else:
+            paths.append(f"grows from {path[0]} to {path[-1]} for {kind}")
+    text = (
+        f"Over T = {lengths[0]} to {lengths[-1]} the FLOPs grow with exponent {exponents} "
+        f"(1: linear in T, 2: quadratic). The critical path {_list(paths)}."
+    )
+    recurrent = [kind for kind in ("rnn", "lstm", "gru") if kind in layers]
+    if "self_attention" in layers and recurrent:
+        attention = layers["self_attention"]
+        faster = all(
+            attention["flops_growth_exponent"] > layers[kind]["flops_growth_exponent"]
+            for kind in recurrent
+        )
+        constant = attention["critical_path"][0] == attention["critical_path"][-1]
+        growing = all(
+            layers[kind]["critical_path"][-1] > layers[kind]["critical_path"][0]
+            for kind in recurrent
+        )
+        if faster and constant and growing:
+            text += (
+                " As Table 1 predicts, self-attention's operations grow faster in T than "
+                "the recurrent layers' while its sequential steps stay constant."
+            )
+        else:
+            text += (
+                " Not what Table 1 predicts (self-attention's operations growing faster in "
+                "T than the recurrent layers', its sequential steps constant, theirs "
+                "growing): check the counts above."
+            )
+    return text
+
+
+def gradient_sentence(grad: dict[str, Any]) -> str:
+    """What the gradient-norm curves show, read from the decay ratios.
+
+    Example:
+
+    >>> curves = {
+    ...     "rnn": {"norm": [1.0, 0.5, 1e-4], "decay_ratio": 2e-4},
+    ...     "transformer": {"norm": [3.0, 0.2, 0.21], "decay_ratio": 1.05},
+    ...     "cnn": {"norm": [1.0, 0.3, 0.0], "decay_ratio": 0.0},
+    ... }
+    >>> print(gradient_sentence({"length": 3, "curves": curves}))
+    From distance 1 to distance 2 the gradient norm shrinks by a factor of 5e+03 for rnn, \
+stays within a factor of 1.05 for transformer and is exactly zero from distance 2 on \
+(beyond the receptive field) for cnn. Relative to its neighbour, the farthest input \
+reaches the Transformer's last output 5.2e+03 times as strongly as the RNN's, as the \
+O(1) against O(T) path length predicts.
+    """
+    curves, last = grad["curves"], grad["length"] - 1
+    parts = []
+    for kind, curve in curves.items():
+        ratio, norms = curve["decay_ratio"], curve["norm"]
+        if ratio == 0.0:
+            zero_from = last
+            while zero_from > 1 and norms[zero_from - 1] == 0.0:
+                zero_from -= 1
+            parts.append(
+                f"is exactly zero from distance {zero_from} on (beyond the receptive field) "
+                f"for {kind}"
+            )
+        elif ratio < 0.1:
+            parts.append(f"shrinks by a factor of {_fmt(1 / ratio, 2)} for {kind}")
+        elif ratio <= 10:
+            parts.append(f"stays within a factor of {_fmt(max(ratio, 1 / ratio))} for {kind}")
+        else:
+            parts.append(f"grows by a factor of {_fmt(ratio, 2)} for {kind}")
+    text = f"From distance 1 to distance {last} the gradient norm {_list(parts)}."
+    if "transformer" in curves and "rnn" in curves:
+        transformer, rnn = curves["transformer"]["decay_ratio"], curves["rnn"]["decay_ratio"]
+        if rnn > 0 and transformer > 10 * rnn:
+            text += (
+                " Relative to its neighbour, the farthest input reaches the Transformer's "
+                f"last output {_fmt(transformer / rnn, 2)} times as strongly as the RNN's, "
+                "as the O(1) against O(T) path length predicts."
+            )
+        elif rnn == 0 and transformer > 0:
+            text += (
+                " The RNN's gradient from the farthest input vanished completely; the "
+                "Transformer's did not, as the O(1) against O(T) path length predicts."
+            )
+        else:
+            text += (
+                " The Transformer's farthest gradient is not clearly stronger than the "
+                "RNN's here, against what the O(1) against O(T) path length predicts."
+            )
+    return text
+
+
+def timing_sentence(spec: dict[str, Any]) -> str:
+    """What the wall-clock table shows, read from the times.
+
+    Example:
+
+    >>> spec = {"lengths": [32, 1024], "kinds": ["self_attention", "lstm"],
+    ...         "seconds": {"self_attention": [0.001, 0.02], "lstm": [0.01, 0.5]},
+    ...         "time_growth_exponent": {"self_attention": 1.5, "lstm": 1.0}}
+    >>> print(timing_sentence(spec))
+    The LSTM's step takes 10 times self-attention's at T = 32 and 25 times at T = 1024. \
+Over the three longest lengths the time grows with exponent 1.5 for self_attention and 1 \
+for lstm. The recurrent layer's T sequential steps cost more than attention's T^2 d \
+operations at every length measured.
+    """
+    lengths, seconds, kinds = spec["lengths"], spec["seconds"], spec["kinds"]
+    exponents = _list(
+        [f"{_fmt(spec['time_growth_exponent'][kind], 2)} for {kind}" for kind in kinds]
+    )
+    text = ""
+    if "lstm" in seconds and "self_attention" in seconds:
+        lstm, attention = seconds["lstm"], seconds["self_attention"]
+        text = (
+            f"The LSTM's step takes {_fmt(lstm[0] / attention[0], 2)} times "
+            f"self-attention's at T = {lengths[0]} and {_fmt(lstm[-1] / attention[-1], 2)} "
+            f"times at T = {lengths[-1]}. "
+        )
+    text += f"Over the three longest lengths the time grows with exponent {exponents}."
+    if "lstm" in seconds and "self_attention" in seconds:
+        slower = [a > r for a, r in zip(attention, lstm, strict=True)]
+        if not any(slower):
+            text += (
+                " The recurrent layer's T sequential steps cost more than attention's "
+                "T^2 d operations at every length measured."
+            )
+        elif all(slower):
+            text += " Attention is slower than the LSTM at every length measured."
+        else:
+            text += (
+                " Attention is slower than the LSTM at T = "
+                + ", ".join(str(t) for t, s in zip(lengths, slower, strict=True) if s)
+                + " and faster elsewhere."
+            )
+    return text
+
+
+def long_range_sentence(lr: dict[str, Any]) -> str:
+    """What the recall accuracies show, per model, read from the numbers.
+
+    An accuracy is "high" from 0.9 and "near chance" within 0.1 of chance; a
+    change of more than 0.1 is a rise or a fall. The Transformer is "ahead" when
+    it beats every other model at the longest distance by at least 0.2.
+
+    Example:
+
+    >>> lr = {"distances": [2, 8], "chance": 0.1,
+    ...       "accuracy": {"transformer": [1.0, 0.98], "rnn": [0.96, 0.15], "cnn": [0.1, 0.2]}}
+    >>> print(long_range_sentence(lr))
+    From distance 2 to 8 the accuracy of transformer goes from 1 to 0.98 (stays high), of \
+rnn from 0.96 to 0.15 (falls to near chance) and of cnn from 0.1 to 0.2 (near chance at \
+both: not learned even at distance 2). At distance 8 the Transformer is ahead of every \
+other model by at least 0.78, as its O(1) path predicts.
+    """
+    distances, chance, accuracy = lr["distances"], lr["chance"], lr["accuracy"]
+    first, last = distances[0], distances[-1]
+    parts = []
+    for i, (name, values) in enumerate(accuracy.items()):
+        start, end = values[0], values[-1]
+        near_chance = chance + 0.1
+        if end >= 0.9:
+            verdict = "stays high" if start >= 0.9 else "rises to high"
+        elif start <= near_chance and end <= near_chance:
+            verdict = f"near chance at both: not learned even at distance {first}"
+        elif end <= near_chance:
+            verdict = "falls to near chance"
+        elif end < start - 0.1:
+            verdict = f"falls by {_fmt(start - end, 2)}"
+        elif end > start + 0.1:
+            verdict = f"rises by {_fmt(end - start, 2)}"
+        else:
+            verdict = "about the same"
+        of = "of " if i else "the accuracy of "
+        parts.append(
+            f"{of}{name} {'goes ' if not i else ''}from {_fmt(start, 2)} to "
+            f"{_fmt(end, 2)} ({verdict})"
+        )
+    text = f"From distance {first} to {last} {_list(parts)}."
+    others = [values[-1] for name, values in accuracy.items() if name != "transformer"]
+    if "transformer" in accuracy and others:
+        margin = accuracy["transformer"][-1] - max(others)
+        if margin >= 0.2:
+            text += (
+                f" At distance {last} the Transformer is ahead of every other model by at "
+                f"least {_fmt(margin, 2)}, as its O(1) path predicts."
+            )
+        else:
+            text += (
+                f" At distance {last} the Transformer is not clearly ahead (by "
+                f"{_fmt(margin, 2)}): against what its O(1) path predicts, so it was "
+                "probably trained too briefly here (more pairs or epochs)."
+            )
+    return text
+
+
+def comparison_markdown(results: dict[str, Any]) -> str:
+    """The readable report: one table per measurement, each with a sentence on what it shows.
+
+    Args:
+        results: the dict `run_comparison` returns.
+
+    Returns:
+        Markdown text.
+    """
+    analytic, measured = results["analytic"], results["measured"]
+    d, k, length = analytic["d"], analytic["kernel_size"], analytic["length"]
+    layers = measured["layers"]
+    out = [
+        "# Transformers versus RNNs, measured",
+        "",
+        f"Size `{results['settings']['size']}`; TensorFlow {results['environment']['tensorflow']}, "
+        f"Keras {results['environment']['keras']}, {results['environment']['cpu_count']} CPU "
+        f"cores, {results['environment']['gpus']} GPU.",
+        "",
+        f"## 1. Table 1 of the paper at T = {length}, d = {d}, k = {k}",
+        "",
+        "The big-O columns of the course and the exact counts for the Keras layer of each "
+        "row (FLOPs: 2 per multiply-add of the matrix products, batch 1). Parameters do "
+        "not depend on T for any layer; only the recurrent layer needs T sequential steps.",
+        "",
+        _table(
+            ["layer", "parameters", "FLOPs", "Table 1 operations", "sequential", "max path"],
+            [
+                [
+                    r["layer"],
+                    f"{r['parameters']} ({r['parameters_order']})",
+                    r["flops"],
+                    f"{r['table_operations']} ({r['operations_order']})",
+                    f"{r['sequential_steps']} ({r['sequential_order']})",
+                    f"{r['maximum_path_length']} ({r['path_order']})",
+                ]
+                for r in analytic["table"]
+            ],
+        ),
+        "",
+        f"With Table 1's leading terms attention does fewer operations than an RNN while "
+        f"T < d = {_fmt(analytic['crossover']['table_terms'])}; counting its Q, K, V, "
+        f"output projections too, it is cheaper than an LSTM while "
+        f"T < {_fmt(analytic['crossover']['exact_vs_lstm'])} and never cheaper than a "
+        "simple RNN.",
+        "",
+        "## 2. Measured on built and traced Keras layers",
+        "",
+        "Parameters from `count_params()`; FLOPs counted from the shapes of the "
+        "`MatMul`/`BatchMatMulV2`/`Conv2D` ops of the traced `tf.function` graph "
+        "(recurrent layers unrolled). The critical path is the most matrix products on "
+        "one dependency chain of the graph; sequential steps are the critical path at T "
+        "over the critical path at T = 1. The growth exponent is the slope of log FLOPs "
+        "against log T.",
+        "",
+        _table(
+            [
+                "layer",
+                "T",
+                "parameters",
+                "= formula",
+                "FLOPs",
+                "= formula",
+                "critical path",
+                "sequential steps",
+            ],
+            [
+                [
+                    kind,
+                    t,
+                    layers[kind]["parameters"][i],
+                    layers[kind]["parameters_equal_formula"],
+                    layers[kind]["flops"][i],
+                    layers[kind]["flops_equal_formula"],
+                    layers[kind]["critical_path"][i],
+                    layers[kind]["sequential_steps"][i],
+                ]
+                for kind in OPERATION_KINDS
+                for i, t in enumerate(measured["lengths"])
+            ],
+        ),
+        "",
+        _table(
+            ["layer", "FLOPs growth exponent in T"],
+            [[kind, _fmt(layers[kind]["flops_growth_exponent"])] for kind in OPERATION_KINDS],
+        ),
+        "",
+        operations_sentence(measured),
+        "",
+        "Iterations of a Keras LSTM's `tf.while_loop`, counted by a cell that increments "
+        "a variable at every step:",
+        "",
+        _table(
+            ["T", "loop iterations"],
+            [
+                [t, s]
+                for t, s in zip(
+                    measured["recurrent_loop"]["lengths"],
+                    measured["recurrent_loop"]["steps"],
+                    strict=True,
+                )
+            ],
+        ),
+        "",
+    ]
+    grad = results["gradients"]
+    curves = grad["curves"]
+    last = grad["length"] - 1
+    out += [
+        f"## 3. Path length through gradients (T = {grad['length']}, d = {grad['d']}, "
+        f"{grad['seeds']} seeds)",
+        "",
+        "Mean norm of the gradient of the last output with respect to the input `T - t` "
+        "positions back, for freshly initialized layers. The course predicts that the "
+        "recurrent gradients shrink geometrically with the distance, the Transformer's "
+        "stay flat, and the CNN's are exactly zero beyond its receptive field.",
+        "",
+        _table(
+            ["model", "distance 1", f"distance {last // 4}", f"distance {last}", "ratio last / 1"],
+            [
+                [
+                    kind,
+                    _fmt(c["norm"][1]),
+                    _fmt(c["norm"][last // 4]),
+                    _fmt(c["norm"][last]),
+                    _fmt(c["decay_ratio"]),
+                ]
+                for kind, c in curves.items()
+            ],
+        ),
+        "",
+        gradient_sentence(grad),
+        "",
+    ]
+    spec = results["timing"]
+    fit = spec["self_attention_fit"]
+    out += [
+        f"## 4. Wall clock of one forward + backward step (d = {spec['d']}, batch "
+        f"{spec['batch']}, median of {spec['repeats']}, {spec['device']}, "
+        f"{spec['cpu_count']} cores)",
+        "",
+        "Seconds per step. The course predicts that the recurrent layer pays for its T "
+        "sequential steps even when each does little work, and attention for its T^2 d "
+        "operations only once they dominate.",
+        "",
+        _table(
+            ["T", *spec["kinds"]],
+            [
+                [t] + [_fmt(spec["seconds"][kind][i]) for kind in spec["kinds"]]
+                for i, t in enumerate(spec["lengths"])
+            ]
+            + [
+                ["growth exponent (3 longest)"]
+                + [_fmt(spec["time_growth_exponent"][kind], 2) for kind in spec["kinds"]]
+            ],
+        ),
+        "",
+        timing_sentence(spec),
+        "",
+        "Fitting attention's time as a + bT + cT^2 (relative error, non-negative terms), "
+        "the quadratic term overtakes the linear one "
+        + (
+            f"from T = {fit['quadratic_overtakes_linear_at']:.0f}"
+            if fit["quadratic_overtakes_linear_at"]
+            else "nowhere in this range"
+        )
+        + f" (by operation count at T = 2d = {spec['analytic_quadratic_overtakes_linear_at']}). "
+        + _slower("the LSTM", spec["self_attention_slower_than_lstm_from"])
+        + " "
+        + _slower("the convolution", spec["self_attention_slower_than_convolution_from"]),
+        "",
+    ]
+    lr = results["long_range"]
+    out += [
+        "## 5. Long-range recall",
+        "",
+        "Accuracy of the recalled symbol `distance` positions from the end of a source of "
+        "varying length, each model trained briefly from scratch "
+        f"({lr['settings'].get('num_train')} pairs, {lr['settings'].get('epochs')} epochs, "
+        f"d = {lr['settings'].get('d_model')}, {lr['settings'].get('num_layers', 2)} "
+        f"layer(s) per stack for the Transformer and the CNN, "
+        f"{lr['settings'].get('num_heads', 1)} attention head(s)); chance is "
+        f"{_fmt(lr['chance'])}. The course predicts that accuracy falls with distance "
+        "where the path between the answer and the output grows: the RNN's with every "
+        "step it must carry the symbol, the CNN's once the distance passes its receptive "
+        "field (num_layers * (k - 1)), the Transformer's not at all.",
+        "",
+        _table(
+            ["distance", *lr["accuracy"]],
+            [
+                [n] + [_fmt(lr["accuracy"][m][i], 2) for m in lr["accuracy"]]
+                for i, n in enumerate(lr["distances"])
+            ],
+        ),
+        "",
+        long_range_sentence(lr),
+        "",
+        "## Time spent",
+        "",
+        _table(["section", "seconds"], [[k, v] for k, v in results["seconds"].items()]),
+        "",
+        f"Load average at the start: {_fmt(results['environment'].get('load_average'), 2)} "
+        f"on {results['environment']['cpu_count']} cores (other work on the machine "
+        "slows every section).",
+        "",
+        "Figures: " + ", ".join(f"`plots/{name}`" for name in PLOTS) + ".",
+        "",
+    ]
+    return "\n".join(out)
+
+
+def write_comparison(results: dict[str, Any], out_dir: str | os.PathLike) -> dict[str, str]:
+    """Writes `comparison.json`, `comparison.md` and `plots/*.png` under `out_dir`.
+
+    Args:
+        results: the dict `run_comparison` returns.
+        out_dir: directory (created if missing).
+
+    Returns:
+        `{"json": path, "markdown": path, "<figure>.png": path, ...}`.
+    """
+    out_dir = str(out_dir)
+    plots_dir = os.path.join(out_dir, "plots")
+    os.makedirs(plots_dir, exist_ok=True)
+    paths = {
+        "json": os.path.join(out_dir, "comparison.json"),
+        "markdown": os.path.join(out_dir, "comparison.md"),
+    }
+    with open(paths["json"], "w") as handle:
+        json.dump(results, handle, indent=2)
+    with open(paths["markdown"], "w") as handle:
+        handle.write(comparison_markdown(results))
+    for name, plot in PLOTS.items():
+        paths[name] = plot(results, os.path.join(plots_dir, name))
+    return paths

@@ -1,0 +1,187 @@
+"""Wall-clock time of one forward + backward step against the sequence length.
+
+Operations are not time: a recurrent layer's `T` steps run one after the
+other, each too small to keep the cores busy, while self-attention's `T^2 d`
+multiply-adds run as a few large matrix products. `time_step` measures what a
+training step of one layer costs on *this* machine: a compiled
+(`tf.function`) forward pass, a scalar loss and the gradients with respect to
+the weights and the input, timed after one warm-up call (tracing), and the
+median of `repeats` runs reported. Measure every layer in one process, one
+after the other, on an otherwise idle machine; the numbers are for comparing
+shapes of curves, not for asserting.
+
+`fit_time_curve` fits `time = a + b T + c T^2` and returns where the
+quadratic term overtakes the linear one (`T = b / c`): for self-attention that
+is where the `T^2 d` scores and softmax begin to cost more than the `T d^2`
+projections (by operation count at `T = 2 d`; measured, usually later, since
+the large projections run closer to the machine's peak than the softmax).
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+from keras_transformer._validation import check_positive_int
+from keras_transformer.analysis.complexity import apply_layer, reference_layer
+
+
+def time_step(
+    kind: str,
+    length: int,
+    d: int,
+    *,
+    batch: int = 1,
+    repeats: int = 5,
+    kernel_size: int = 3,
+    num_heads: int = 1,
+    seed: int = 0,
+    statistic: str = "median",
+) -> float:
+    """Median (or fastest) seconds of one compiled forward + backward pass of a `reference_layer`.
+
+    Args:
+        kind: one of `complexity.LAYER_KINDS`.
+        length: sequence length `T`.
+        d: model width.
+        batch: sequences per step.
+        repeats: timed runs after the warm-up; the median is returned.
+        kernel_size: convolution width.
+        num_heads: attention heads.
+        seed: seed of the random input.
+        statistic: `"median"` of the `repeats` runs, or `"min"`: other work on
+            the machine can only make a run slower, so the fastest run is the
+            one least disturbed by it (used by the tests' direction checks).
+
+    Returns:
+        Seconds (the `statistic` over `repeats`).
+
+    Example:
+
+    >>> time_step("convolution", 16, 8, repeats=2) > 0.0
+    True
+    """
+    for name, value in (("length", length), ("d", d), ("batch", batch), ("repeats", repeats)):
+        check_positive_int(name, value)
+    if statistic not in ("median", "min"):
+        raise ValueError(f"statistic={statistic!r} is not supported; choose 'median' or 'min'")
+    layer = reference_layer(kind, d, kernel_size, num_heads)
+    x = tf.constant(
+        np.random.default_rng(seed).standard_normal((batch, length, d)), dtype=tf.float32
+    )
+    apply_layer(layer, x)  # build
+    variables = [v.value for v in layer.trainable_weights]
+
+    @tf.function
+    def step(inputs):
+        with tf.GradientTape() as tape:
+            tape.watch(inputs)
+            loss = tf.reduce_sum(tf.square(apply_layer(layer, inputs)))
+        return tape.gradient(loss, [inputs, *variables])
+
+    step(x)  # warm-up: tracing and first run
+    seconds = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        grads = step(x)
+        _ = [g.numpy() for g in grads[:1]]  # wait for the result
+        seconds.append(time.perf_counter() - start)
+    return float(np.median(seconds) if statistic == "median" else np.min(seconds))
+
+
+def timing_sweep(
+    kinds: tuple[str, ...],
+    lengths: list[int],
+    d: int,
+    **kwargs: Any,
+) -> dict[str, list[float]]:
+    """`time_step` for every kind at every length, all in this process.
+
+    Args:
+        kinds: layer kinds, e.g. `("self_attention", "lstm", "convolution")`.
+        lengths: sequence lengths, increasing.
+        d: model width.
+        **kwargs: passed to `time_step` (`batch`, `repeats`, ...).
+
+    Returns:
+        `{kind: [seconds per length]}`.
+
+    Example:
+
+    >>> sweep = timing_sweep(("convolution",), [8, 16], 4, repeats=1)
+    >>> len(sweep["convolution"])
+    2
+    """
+    return {kind: [time_step(kind, t, d, **kwargs) for t in lengths] for kind in kinds}
+
+
+def fit_time_curve(lengths: list[int], seconds: list[float]) -> dict[str, float | None]:
+    """Fits `seconds = a + b T + c T^2` and returns the length where `c T^2` overtakes `b T`.
+
+    The fit minimizes the *relative* error (times span orders of magnitude, and
+    an absolute fit is decided by the longest length alone) with `a, b, c >= 0`
+    (a cost cannot shrink with `T`): ordinary least squares on every subset of
+    the three terms, keeping the best one whose coefficients are all
+    non-negative.
+
+    Args:
+        lengths: sequence lengths (at least 3).
+        seconds: measured times, all > 0.
+
+    Returns:
+        `{"a": ..., "b": ..., "c": ..., "quadratic_overtakes_linear_at": b / c}`,
+        the last `None` when the best fit has no quadratic or no linear term.
+
+    Example:
+
+    >>> T = np.array([100, 200, 400, 800])
+    >>> fit = fit_time_curve(T, 1e-3 + 2e-6 * T + 1e-8 * T**2)
+    >>> round(fit["quadratic_overtakes_linear_at"])
+    200
+    """
+    x = np.asarray(lengths, dtype="float64")
+    y = np.asarray(seconds, dtype="float64")
+    if x.shape[0] < 3 or x.shape != y.shape:
+        raise ValueError(
+            f"need at least 3 (length, seconds) pairs of equal count; got {x.shape[0]} "
+            f"lengths and {y.shape[0]} times"
+        )
+    if np.any(y <= 0):
+        raise ValueError(f"seconds={list(seconds)} must all be > 0")
+    design = np.stack([np.ones_like(x), x, x * x], axis=1) / y[:, None]  # relative error
+    target = np.ones_like(y)
+    best_error, best = np.inf, np.zeros(3)
+    for size in (1, 2, 3):
+        for columns in itertools.combinations(range(3), size):
+            coefficients = np.linalg.lstsq(design[:, columns], target, rcond=None)[0]
+            if np.any(coefficients < 0):
+                continue
+            full = np.zeros(3)
+            full[list(columns)] = coefficients
+            error = float(np.sum((design @ full - target) ** 2))
+            if error < best_error - 1e-15:
+                best_error, best = error, full
+    a, b, c = (float(v) for v in best)
+    crossover = b / c if b > 0 and c > 0 else None
+    return {"a": a, "b": b, "c": c, "quadratic_overtakes_linear_at": crossover}
+
+
+def first_length_slower(
+    lengths: list[int], seconds: list[float], reference: list[float]
+) -> int | None:
+    """The first length from which `seconds` stays above `reference` (None if never).
+
+    Example:
+
+    >>> first_length_slower([1, 2, 3, 4], [1.0, 2.0, 5.0, 9.0], [3.0, 3.0, 3.0, 3.0])
+    3
+    """
+    above = [s > r for s, r in zip(seconds, reference, strict=True)]
+    for i in range(len(above)):
+        if all(above[i:]):
+            return int(lengths[i])
+    return None

@@ -1,0 +1,778 @@
+"""Training and decoding speed, measured so that ratios survive a noisy machine.
+
+The code behind `keras-transformer benchmark` and the scripts in `benchmarks/`.
+Every variant of a comparison is built in one process and timed round-robin:
+each repeat times a chunk of steps of every variant in turn, so a burst of load
+from another program slows all variants alike, and the ratios are taken repeat
+by repeat (the median of the per-repeat ratios is reported). A float32 matrix
+product runs in the same round-robin, so the model FLOPs utilisation (MFU) is
+measured against the peak the machine had *at the same time*.
+
+FLOPs of one training step (`transformer_step_flops`), counted on the padded
+shapes the hardware computes. A matrix product of `(m, k)` by `(k, n)` costs
+`2 m k n`. With `a = num_heads * key_dim` (the attention width; `d` in the
+paper, `num_heads * d` in the TensorFlow tutorial, whose heads are `d` wide):
+
+- per encoder layer and source token: `8 d a` (Q, K, V, O projections)
+  `+ 4 S a` (scores and weighted sum over `S` source positions)
+  `+ 4 d dff` (feed-forward);
+- per decoder layer and target token: `8 d a + 4 T a` (causal self-attention,
+  counted in full, as computed) `+ 4 d a + 4 S a` (cross-attention queries,
+  outputs, scores, sum) `+ 4 d dff`; plus `4 d a` per source token for the
+  cross-attention keys and values;
+- the output projection: `2 d V` per target token.
+
+Embedding lookups, softmax, layer normalisation, dropout and the optimizer
+update are left out (elementwise work). The backward pass costs twice the
+forward pass, so a step is `3x` the forward FLOPs. MFU = step FLOPs / step time
+/ measured matmul peak.
+
+Peers (same inputs, embeddings, output projection, dropout 0.1 on residuals
+and embeddings; only the encoder and decoder blocks differ):
+
+- `ours`: `keras_transformer.models.build_transformer`;
+- `keras_mha`: post-LN blocks made of `keras.layers.MultiHeadAttention`,
+  `Add`, `LayerNormalization` and `Dense`, padding masks passed explicitly;
+- `keras_hub`: KerasHub's `TransformerEncoder` / `TransformerDecoder`
+  (`pip install keras-hub`); their `dropout` also drops attention weights;
+- `tutorial`: the `keras_mha` blocks with the TensorFlow tutorial's head size
+  (every head `d_model` wide instead of `d_model / num_heads`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from keras_transformer.layers import PaddingMask, PositionalEmbedding
+from keras_transformer.models import build_transformer
+from keras_transformer.training import (
+    MaskedAccuracy,
+    MaskedSparseCategoricalCrossentropy,
+    make_optimizer,
+)
+
+SIZES: dict[str, dict[str, int]] = {
+    # the TensorFlow tutorial's model, lengths 64-128, batch 64
+    "tutorial": dict(
+        num_layers=4, d_model=128, num_heads=8, dff=512, vocab=8000, batch=64, length=128
+    ),
+    # the paper's base model (a short run: batch 8)
+    "base": dict(num_layers=6, d_model=512, num_heads=8, dff=2048, vocab=8000, batch=8, length=128),
+    # seconds: for tests and a first look
+    "tiny": dict(num_layers=1, d_model=32, num_heads=4, dff=64, vocab=200, batch=8, length=16),
+}
+"""Model and batch sizes; real lengths are uniform in `[length // 2, length]`."""
+
+MODELS = ("ours", "keras_mha", "keras_hub", "tutorial")
+PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
+
+
+# --------------------------------------------------------------------------- machine
+
+
+def machine_info() -> dict[str, Any]:
+    """CPU model, cores, GPUs, load and library versions of this machine.
+
+    Example:
+
+    >>> sorted(machine_info())[:3]
+    ['cores', 'cpu', 'gpus']
+    """
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        usable = os.cpu_count()
+    try:
+        load = [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        load = None
+    gpus = []
+    for gpu in tf.config.list_physical_devices("GPU"):
+        details = tf.config.experimental.get_device_details(gpu)
+        gpus.append(details.get("device_name", gpu.name))
+    return {
+        "cpu": cpu,
+        "cores": usable,
+        "gpus": gpus,
+        "load_average_1_5_15_min": load,
+        "python": platform.python_version(),
+        "tensorflow": tf.__version__,
+        "keras": keras.__version__,
+    }
+
+
+def describe_machine(info: dict[str, Any]) -> str:
+    """One line for the top of a report."""
+    gpus = ", ".join(info["gpus"]) or "no GPU"
+    return (
+        f"{info['cpu']}, {info['cores']} cores, {gpus}; load average "
+        f"{info['load_average_1_5_15_min']} at start (other jobs share this machine); "
+        f"TensorFlow {info['tensorflow']}, Keras {info['keras']}, Python {info['python']}"
+    )
+
+
+def matmul_step(n: int = 1024, dtype: str = "float32") -> tuple[Callable[[], Any], float]:
+    """A compiled `(n, n) @ (n, n)` product and its FLOPs, `2 n^3`.
+
+    Timed next to the models, it gives the machine's matmul peak under the
+    same load (the denominator of MFU).
+    """
+    a = tf.random.normal((n, n), dtype=dtype)
+    b = tf.random.normal((n, n), dtype=dtype)
+
+    @tf.function
+    def product():
+        return tf.reduce_sum(tf.linalg.matmul(a, b))
+
+    def run():
+        return product().numpy()
+
+    run()
+    return run, 2.0 * n**3
+
+
+# --------------------------------------------------------------------------- FLOPs
+
+
+def transformer_step_flops(
+    *,
+    num_layers: int,
+    d_model: int,
+    num_heads: int,
+    dff: int,
+    target_vocab_size: int,
+    batch: int,
+    source_length: int,
+    target_length: int,
+    key_dim: int | None = None,
+) -> float:
+    """FLOPs of one training step (forward + backward) of the encoder-decoder.
+
+    The formula is in this module's docstring; `key_dim` defaults to
+    `d_model // num_heads` (the paper); the TensorFlow tutorial's heads have
+    `key_dim = d_model`.
+
+    Example:
+
+    >>> flops = transformer_step_flops(num_layers=4, d_model=128, num_heads=8, dff=512,
+    ...     target_vocab_size=8000, batch=64, source_length=128, target_length=128)
+    >>> round(flops / 1e9, 1)
+    159.9
+    """
+    d, s, t = d_model, source_length, target_length
+    a = num_heads * (key_dim if key_dim is not None else d_model // num_heads)
+    encoder = batch * s * (8 * d * a + 4 * s * a + 4 * d * dff)
+    decoder = batch * t * (8 * d * a + 4 * t * a + 4 * d * a + 4 * s * a + 4 * d * dff)
+    decoder += batch * s * 4 * d * a
+    forward = num_layers * (encoder + decoder) + batch * t * 2 * d * target_vocab_size
+    return 3.0 * forward
+
+
+def model_key_dim(model: str, d_model: int, num_heads: int) -> int:
+    """Head size of a benchmarked model: `d_model` for the tutorial's, else `d_model / heads`."""
+    return d_model if model == "tutorial" else d_model // num_heads
+
+
+# --------------------------------------------------------------------------- peers
+
+
+class _AttentionMask(keras.layers.Layer):
+    """(batch, kv_len) bool -> (batch, 1, kv_len) for keras MHA's attention_mask."""
+
+    def call(self, mask):
+        return keras.ops.expand_dims(mask, 1)
+
+
+def _embed(ids, vocab, d_model, max_length, dropout, name):
+    mask = PaddingMask(name=f"{name}_padding_mask")(ids)  # (batch, seq_len)
+    x = PositionalEmbedding(vocab, d_model, max_length=max_length, mask_zero=False, name=name)(ids)
+    return mask, keras.layers.Dropout(dropout)(x)
+
+
+def _residual(x, y, dropout):
+    y = keras.layers.Dropout(dropout)(y)
+    return keras.layers.LayerNormalization(epsilon=1e-6)(keras.layers.Add()([x, y]))
+
+
+def _feed_forward(x, d_model, dff, dropout):
+    y = keras.layers.Dense(dff, activation="relu")(x)
+    return _residual(x, keras.layers.Dense(d_model)(y), dropout)
+
+
+def build_keras_mha_transformer(
+    source_vocab_size: int,
+    target_vocab_size: int,
+    *,
+    num_layers: int = 4,
+    d_model: int = 128,
+    num_heads: int = 8,
+    dff: int = 512,
+    dropout: float = 0.1,
+    attention_dropout: float = 0.0,
+    max_length: int = 512,
+    key_dim: int | None = None,
+) -> keras.Model:
+    """`build_transformer`'s model with blocks made of `keras.layers.MultiHeadAttention`."""
+    key_dim = key_dim or d_model // num_heads
+    source = keras.Input((None,), dtype="int32", name="source")
+    target = keras.Input((None,), dtype="int32", name="target")
+    src_mask, x = _embed(
+        source, source_vocab_size, d_model, max_length, dropout, "encoder_embedding"
+    )
+    src_att = _AttentionMask()(src_mask)  # (batch, 1, src_len)
+    for _ in range(num_layers):
+        y = keras.layers.MultiHeadAttention(num_heads, key_dim, dropout=attention_dropout)(
+            x, x, attention_mask=src_att
+        )
+        x = _feed_forward(_residual(x, y, dropout), d_model, dff, dropout)
+    tgt_mask, h = _embed(
+        target, target_vocab_size, d_model, max_length, dropout, "decoder_embedding"
+    )
+    tgt_att = _AttentionMask()(tgt_mask)  # (batch, 1, tgt_len)
+    for _ in range(num_layers):
+        y = keras.layers.MultiHeadAttention(num_heads, key_dim, dropout=attention_dropout)(
+            h, h, attention_mask=tgt_att, use_causal_mask=True
+        )
+        h = _residual(h, y, dropout)
+        y = keras.layers.MultiHeadAttention(num_heads, key_dim, dropout=attention_dropout)(
+            h, x, attention_mask=src_att
+        )
+        h = _feed_forward(_residual(h, y, dropout), d_model, dff, dropout)
+    logits = keras.layers.Dense(target_vocab_size, dtype="float32", name="logits")(h)
+    return keras.Model({"source": source, "target": target}, logits, name="keras_mha")
+
+
+def build_tutorial_transformer(
+    source_vocab_size: int, target_vocab_size: int, *, d_model: int = 128, **kwargs
+) -> keras.Model:
+    """The `keras_mha` model with the TensorFlow tutorial's head size, `key_dim = d_model`."""
+    model = build_keras_mha_transformer(
+        source_vocab_size, target_vocab_size, d_model=d_model, key_dim=d_model, **kwargs
+    )
+    model.name = "tutorial"
+    return model
+
+
+def keras_hub_available() -> bool:
+    """Whether KerasHub can be imported (the `keras_hub` peer needs it)."""
+    try:
+        import keras_hub  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def build_keras_hub_transformer(
+    source_vocab_size: int,
+    target_vocab_size: int,
+    *,
+    num_layers: int = 4,
+    d_model: int = 128,
+    num_heads: int = 8,
+    dff: int = 512,
+    dropout: float = 0.1,
+    attention_dropout: float = 0.0,
+    max_length: int = 512,
+) -> keras.Model:
+    """The same model from KerasHub's `TransformerEncoder` / `TransformerDecoder`.
+
+    KerasHub applies its one `dropout` to the attention weights too, so
+    `attention_dropout` is ignored.
+
+    Raises:
+        ImportError: KerasHub is not installed (`pip install keras-hub`).
+    """
+    try:
+        import keras_hub
+    except ImportError as error:
+        raise ImportError(
+            "the keras_hub peer needs KerasHub: pip install keras-hub "
+            '(or pip install -e ".[bench]")'
+        ) from error
+    del attention_dropout
+    source = keras.Input((None,), dtype="int32", name="source")
+    target = keras.Input((None,), dtype="int32", name="target")
+    src_mask, x = _embed(
+        source, source_vocab_size, d_model, max_length, dropout, "encoder_embedding"
+    )
+    for _ in range(num_layers):
+        x = keras_hub.layers.TransformerEncoder(dff, num_heads, dropout=dropout)(
+            x, padding_mask=src_mask
+        )
+    tgt_mask, h = _embed(
+        target, target_vocab_size, d_model, max_length, dropout, "decoder_embedding"
+    )
+    for _ in range(num_layers):
+        h = keras_hub.layers.TransformerDecoder(dff, num_heads, dropout=dropout)(
+            h, x, decoder_padding_mask=tgt_mask, encoder_padding_mask=src_mask
+        )
+    logits = keras.layers.Dense(target_vocab_size, dtype="float32", name="logits")(h)
+    return keras.Model({"source": source, "target": target}, logits, name="keras_hub")
+
+
+BUILDERS: dict[str, Callable[..., keras.Model]] = {
+    "ours": build_transformer,
+    "keras_mha": build_keras_mha_transformer,
+    "keras_hub": build_keras_hub_transformer,
+    "tutorial": build_tutorial_transformer,
+}
+
+
+# --------------------------------------------------------------------------- data and models
+
+
+def synthetic_batch(
+    batch: int, length: int, vocab: int, *, seed: int = 0
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """One fixed-shape batch: ids in `[4, vocab)`, real lengths uniform in `[length // 2, length]`.
+
+    Labels are the targets shifted by one, 0 (ignored) on padding.
+
+    Example:
+
+    >>> inputs, labels = synthetic_batch(2, 8, 50)
+    >>> inputs["source"].shape, labels.shape
+    ((2, 8), (2, 8))
+    """
+    rng = np.random.default_rng(seed)
+    ids = {}
+    for key in ("source", "target"):
+        x = rng.integers(4, vocab, size=(batch, length)).astype("int32")
+        lengths = rng.integers(length // 2, length + 1, size=batch)
+        x[np.arange(length)[None] >= lengths[:, None]] = 0
+        ids[key] = x
+    labels = np.roll(ids["target"], -1, axis=1)
+    labels[:, -1] = 0
+    labels[ids["target"] == 0] = 0
+    return ids, labels
+
+
+def compile_model(
+    model: str,
+    size: dict[str, int],
+    *,
+    jit_compile: bool = False,
+    precision: str = "float32",
+    dropout: float = 0.1,
+    attention_dropout: float = 0.0,
+) -> keras.Model:
+    """Builds and compiles one benchmarked model (Adam on the paper's schedule, masked loss).
+
+    The global dtype policy is set to `precision` while the model is built and
+    restored afterwards.
+    """
+    if model not in BUILDERS:
+        raise ValueError(f"model={model!r} is not one of {MODELS}")
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision={precision!r} is not one of {PRECISIONS}")
+    previous = keras.mixed_precision.global_policy().name
+    keras.mixed_precision.set_global_policy(precision)
+    try:
+        kwargs = {k: size[k] for k in ("num_layers", "d_model", "num_heads", "dff")}
+        built = BUILDERS[model](
+            size["vocab"],
+            size["vocab"],
+            dropout=dropout,
+            attention_dropout=attention_dropout,
+            max_length=max(256, size["length"]),
+            **kwargs,
+        )
+        built.compile(
+            optimizer=make_optimizer(size["d_model"], 4000),
+            loss=MaskedSparseCategoricalCrossentropy(),
+            metrics=[MaskedAccuracy()],
+            jit_compile=jit_compile,
+        )
+    finally:
+        keras.mixed_precision.set_global_policy(previous)
+    return built
+
+
+def variant_name(model: str, jit_compile: bool, precision: str) -> str:
+    """`"ours xla bf16"` style label."""
+    short = {"float32": "fp32", "mixed_bfloat16": "bf16", "mixed_float16": "fp16"}[precision]
+    return f"{model} {'xla' if jit_compile else 'no-xla'} {short}"
+
+
+# --------------------------------------------------------------------------- timing
+
+
+def round_robin(
+    functions: dict[str, Callable[[], Any]],
+    *,
+    repeats: int,
+    steps: int | dict[str, int],
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, list[float]]:
+    """Seconds per call of each function, one sample per repeat, measured round-robin.
+
+    Each repeat calls every function `steps` times in turn (the order rotates
+    from repeat to repeat), so load from other programs is shared out evenly.
+
+    Example:
+
+    >>> samples = round_robin({"a": lambda: sum(range(100))}, repeats=2, steps=3)
+    >>> len(samples["a"]), samples["a"][0] > 0
+    (2, True)
+    """
+    names = list(functions)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for repeat in range(repeats):
+        order = names[repeat % len(names) :] + names[: repeat % len(names)]
+        for name in order:
+            count = steps[name] if isinstance(steps, dict) else steps
+            start = time.perf_counter()
+            for _ in range(count):
+                functions[name]()
+            samples[name].append((time.perf_counter() - start) / count)
+        if progress:
+            progress(f"repeat {repeat + 1}/{repeats} done")
+    return samples
+
+
+def paired_ratio(numerator: Sequence[float], denominator: Sequence[float]) -> float:
+    """Median over repeats of `numerator[r] / denominator[r]`.
+
+    Example:
+
+    >>> paired_ratio([2.0, 4.0, 3.0], [1.0, 2.0, 1.0])
+    2.0
+    """
+    return statistics.median(a / b for a, b in zip(numerator, denominator, strict=True))
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def _status_mb(field: str) -> float:
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _memory_probe(spec: dict) -> dict:
+    """Runs in a fresh process: builds one variant, trains `steps` steps, reports memory."""
+    size = spec["size"]
+    inputs, labels = synthetic_batch(size["batch"], size["length"], size["vocab"])
+    inputs = {k: tf.constant(v) for k, v in inputs.items()}
+    labels = tf.constant(labels)
+    gpus = tf.config.list_physical_devices("GPU")
+    if gpus:
+        tf.config.experimental.reset_memory_stats("GPU:0")
+    baseline = _status_mb("VmRSS")
+    model = compile_model(
+        spec["model"],
+        size,
+        jit_compile=spec["jit_compile"],
+        precision=spec["precision"],
+        attention_dropout=spec.get("attention_dropout", 0.0),
+    )
+    for _ in range(spec.get("steps", 2)):
+        model.train_on_batch(inputs, labels)
+    result = {
+        "baseline_rss_mb": round(baseline, 1),
+        "peak_rss_mb": round(_status_mb("VmHWM"), 1),
+    }
+    result["peak_increase_mb"] = round(result["peak_rss_mb"] - baseline, 1)
+    if gpus:
+        info = tf.config.experimental.get_memory_info("GPU:0")
+        result["gpu_peak_mb"] = round(info["peak"] / 2**20, 1)
+    return result
+
+
+def measure_memory(
+    model: str,
+    size: dict[str, int],
+    *,
+    jit_compile: bool = False,
+    precision: str = "float32",
+    attention_dropout: float = 0.0,
+    steps: int = 2,
+    timeout: float = 900,
+) -> dict:
+    """Peak memory of building, compiling and training one variant, in a fresh process.
+
+    Each variant gets its own Python process, so models built earlier (or their
+    freed memory that the allocator keeps) do not count. Reported: the process's
+    resident set after importing TensorFlow and making the batch
+    (`baseline_rss_mb`), its peak (`peak_rss_mb`, Linux `VmHWM`) and their
+    difference (`peak_increase_mb`: the variant's own peak); on a GPU also the
+    peak of TensorFlow's GPU allocator (`gpu_peak_mb`).
+    """
+    spec = {
+        "model": model,
+        "size": dict(size),
+        "jit_compile": jit_compile,
+        "precision": precision,
+        "attention_dropout": attention_dropout,
+        "steps": steps,
+    }
+    code = (
+        "import json, sys; from keras_transformer.benchmarking import _memory_probe; "
+        "print('RESULT ' + json.dumps(_memory_probe(json.loads(sys.argv[1]))))"
+    )
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    completed = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(spec)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
+    for line in completed.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT ") :])
+    raise RuntimeError(
+        f"memory probe of {model} failed (exit {completed.returncode}): "
+        + completed.stderr.strip()[-2000:]
+    )
+
+
+# --------------------------------------------------------------------------- training
+
+
+def benchmark_training(
+    size: str | dict[str, int] = "tutorial",
+    variants: Sequence[tuple[str, bool, str]] = (("ours", False, "float32"),),
+    *,
+    steps: int = 2,
+    repeats: int = 3,
+    memory: bool = False,
+    attention_dropout: float = 0.0,
+    matmul_size: int = 1024,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Training-step time, non-padding tokens/s, MFU and ratios of `(model, xla, precision)` variants.
+
+    All variants train on the same fixed batch (`synthetic_batch`), in this
+    process, round-robin with a float32 matmul that gives the machine's peak
+    under the same load. Two warm-up steps (tracing, XLA compilation) are not
+    timed.
+
+    Args:
+        size: a key of `SIZES` or a dict with the same keys.
+        variants: `(model, jit_compile, precision)` triples; model in `MODELS`,
+            precision in `PRECISIONS`.
+        steps: training steps per variant per repeat.
+        repeats: round-robin repeats; medians over repeats are reported.
+        memory: also measure each variant's peak memory in a fresh process
+            (`measure_memory`; slow: one TensorFlow start per variant).
+        attention_dropout: dropout on the attention weights of `ours` and the
+            Keras peers.
+        matmul_size: `n` of the `(n, n) @ (n, n)` peak measurement.
+        progress: called with a line of text as the work advances.
+
+    Returns:
+        A dict: `machine`, `size`, `repeats`, `steps`, `matmul_peak_gflops`,
+        `tokens_per_step` and `rows`, one per variant with `variant`, `model`,
+        `xla`, `precision`, `parameters`, `step_gflop`, `step_ms` (median),
+        `step_ms_min`, `tokens_per_s`, `mfu`, `speed_vs_reference` (this
+        variant's speed over the first variant's, median of per-repeat ratios)
+        and, for peers, `ours_speedup` (the peer's step time over `ours` at the
+        same XLA and precision setting; above 1 means ours is faster), plus the
+        memory fields when `memory=True`.
+    """
+    say = progress or (lambda message: None)
+    cfg = dict(SIZES[size]) if isinstance(size, str) else dict(size)
+    variants = [tuple(v) for v in variants]
+    if not variants:
+        raise ValueError("variants is empty; pass at least one (model, jit_compile, precision)")
+    if len(set(variants)) != len(variants):
+        raise ValueError(f"variants={variants!r} has duplicates")
+    if "keras_hub" in {v[0] for v in variants} and not keras_hub_available():
+        raise ImportError("the keras_hub peer needs KerasHub: pip install keras-hub")
+    inputs, labels = synthetic_batch(cfg["batch"], cfg["length"], cfg["vocab"])
+    tokens = int(np.count_nonzero(labels))
+    inputs = {k: tf.constant(v) for k, v in inputs.items()}
+    labels = tf.constant(labels)
+
+    models, functions = {}, {}
+    for model_name, jit, precision in variants:
+        label = variant_name(model_name, jit, precision)
+        say(f"building and compiling {label}")
+        model = compile_model(
+            model_name,
+            cfg,
+            jit_compile=jit,
+            precision=precision,
+            attention_dropout=attention_dropout,
+        )
+        for _ in range(2):  # trace, compile, warm up
+            model.train_on_batch(inputs, labels)
+        models[label] = model
+        functions[label] = lambda m=model: m.train_on_batch(inputs, labels)
+    matmul, matmul_flops = matmul_step(matmul_size)
+    functions["matmul"] = matmul
+    step_counts = {label: steps for label in models}
+    say("timing round-robin")
+    samples = round_robin(
+        functions, repeats=repeats, steps={**step_counts, "matmul": 3}, progress=say
+    )
+    peak_samples = [matmul_flops / s for s in samples.pop("matmul")]
+    peak = statistics.median(peak_samples)
+
+    reference = variant_name(*variants[0])
+    rows = []
+    for (model_name, jit, precision), label in zip(variants, models, strict=True):
+        step = statistics.median(samples[label])
+        flops = transformer_step_flops(
+            num_layers=cfg["num_layers"],
+            d_model=cfg["d_model"],
+            num_heads=cfg["num_heads"],
+            dff=cfg["dff"],
+            target_vocab_size=cfg["vocab"],
+            batch=cfg["batch"],
+            source_length=cfg["length"],
+            target_length=cfg["length"],
+            key_dim=model_key_dim(model_name, cfg["d_model"], cfg["num_heads"]),
+        )
+        mfu = statistics.median(
+            flops / s / p for s, p in zip(samples[label], peak_samples, strict=True)
+        )
+        row = {
+            "variant": label,
+            "model": model_name,
+            "xla": jit,
+            "precision": precision,
+            "parameters": models[label].count_params(),
+            "step_gflop": round(flops / 1e9, 2),
+            "step_ms": round(1000 * step, 2),
+            "step_ms_min": round(1000 * min(samples[label]), 2),
+            "tokens_per_s": round(tokens / step, 1),
+            "mfu": round(mfu, 4),
+            "speed_vs_reference": round(paired_ratio(samples[reference], samples[label]), 3),
+        }
+        ours = variant_name("ours", jit, precision)
+        if model_name != "ours" and ours in samples:
+            row["ours_speedup"] = round(paired_ratio(samples[label], samples[ours]), 3)
+        rows.append(row)
+    if memory:
+        for row in rows:
+            say(f"memory of {row['variant']} (fresh process)")
+            row.update(
+                measure_memory(
+                    row["model"],
+                    cfg,
+                    jit_compile=row["xla"],
+                    precision=row["precision"],
+                    attention_dropout=attention_dropout,
+                )
+            )
+    return {
+        "machine": machine_info(),
+        "size": cfg,
+        "attention_dropout": attention_dropout,
+        "repeats": repeats,
+        "steps": steps,
+        "reference": reference,
+        "tokens_per_step": tokens,
+        "matmul_peak_gflops": round(peak / 1e9, 2),
+        "rows": rows,
+    }
+
+
+def format_training_table(result: dict[str, Any]) -> str:
+    """The rows of `benchmark_training` as a Markdown table."""
+    memory = any("peak_increase_mb" in row for row in result["rows"])
+    head = (
+        "| variant | step ms | non-pad tokens/s | MFU | speed vs "
+        f"{result['reference']} | peer time / ours |"
+    )
+    rule = "| --- | ---: | ---: | ---: | ---: | ---: |"
+    if memory:
+        head += " peak memory MB |"
+        rule += " ---: |"
+    lines = [head, rule]
+    for row in result["rows"]:
+        ratio = f"{row['ours_speedup']:.2f}" if "ours_speedup" in row else "-"
+        line = (
+            f"| {row['variant']} | {row['step_ms']:.0f} | {row['tokens_per_s']:.0f} | "
+            f"{100 * row['mfu']:.1f}% | {row['speed_vs_reference']:.2f}x | {ratio} |"
+        )
+        if memory:
+            line += f" {row.get('peak_increase_mb', float('nan')):.0f} |"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- decoding
+
+
+def benchmark_decoding(
+    model: keras.Model,
+    *,
+    new_tokens: int = 32,
+    batch: int = 8,
+    source_length: int = 16,
+    repeats: int = 3,
+    jit_compile: bool = False,
+    vocab: int | None = None,
+) -> dict[str, Any]:
+    """Greedy decoding of exactly `new_tokens` tokens with and without the key/value cache.
+
+    Both searches are traced once before timing and timed round-robin; the
+    `[END]` id is set to -1 so every row generates `new_tokens` tokens.
+
+    Returns:
+        `new_tokens`, `batch`, `cached_tokens_per_s`, `uncached_tokens_per_s`
+        and `cache_speedup` (median of per-repeat ratios).
+    """
+    from keras_transformer.inference import IncrementalDecoder, greedy_search
+
+    vocab = vocab or model.get_layer("encoder_embedding").vocab_size
+    rng = np.random.default_rng(0)
+    source = rng.integers(4, vocab, size=(batch, source_length)).astype("int32")
+    source[:, 0], source[:, -1] = 2, 3
+    source = tf.constant(source)
+    functions = {}
+    for use_cache in (True, False):
+        options = {}
+        if jit_compile and not use_cache:
+            # XLA cannot compile the uncached path's growing prefix: use the full buffer.
+            if "static_shapes" in inspect.signature(IncrementalDecoder).parameters:
+                options["static_shapes"] = True
+        decoder = IncrementalDecoder(model, new_tokens + 1, use_cache=use_cache, **options)
+        search = tf.function(
+            lambda s, d=decoder: greedy_search(d, s, start_id=2, end_id=-1),
+            jit_compile=jit_compile or None,
+        )
+        out = search(source).numpy()  # trace and warm up
+        if out.shape != (batch, new_tokens):
+            raise RuntimeError(
+                f"greedy search returned {out.shape}, expected {(batch, new_tokens)}"
+            )
+        functions["cached" if use_cache else "uncached"] = lambda f=search: f(source).numpy()
+    samples = round_robin(functions, repeats=repeats, steps=1)
+    generated = batch * new_tokens
+    return {
+        "new_tokens": new_tokens,
+        "batch": batch,
+        "xla": jit_compile,
+        "cached_tokens_per_s": round(generated / statistics.median(samples["cached"]), 1),
+        "uncached_tokens_per_s": round(generated / statistics.median(samples["uncached"]), 1),
+        "cache_speedup": round(paired_ratio(samples["uncached"], samples["cached"]), 3),
+    }

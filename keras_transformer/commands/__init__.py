@@ -1,0 +1,1 @@
+"""Subcommands of `keras-transformer`, one module each with `register(subparsers)`."""

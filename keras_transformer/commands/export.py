@@ -1,0 +1,31 @@
+"""`keras-transformer export RUN_DIR --out DIR`: a SavedModel for TF Serving."""
+
+from __future__ import annotations
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "export",
+        help="export a trained run as a TF Serving SavedModel (strings in, strings out)",
+        description="Write DIR/<version>/ with a serving_default signature text -> translation.",
+    )
+    p.add_argument("run_dir", help="directory written by `keras-transformer train`")
+    p.add_argument("--out", required=True, help="model base directory (versions go inside)")
+    p.add_argument("--version", type=int, default=None, help="default: next free version")
+    p.add_argument("--beam-size", type=int, default=1, help="1 = greedy search (default)")
+    p.add_argument("--alpha", type=float, default=0.6, help="beam search length-penalty exponent")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from keras_transformer.export import export_translator
+    from keras_transformer.inference import Translator
+    from keras_transformer.inference.translator import check_beam_size
+
+    check_beam_size(args.beam_size)  # before loading the model
+    translator = Translator.from_run_dir(args.run_dir)
+    path = export_translator(
+        translator, args.out, args.version, beam_size=args.beam_size, alpha=args.alpha
+    )
+    print(path)
+    return 0

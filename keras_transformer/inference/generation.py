@@ -1,0 +1,160 @@
+"""Text generation with a decoder-only model: greedy, temperature, top-k, top-p.
+
+The prompt is fed through the key/value cache one position at a time (its
+tokens are forced), then each new token is chosen from the model's
+distribution over the next token. Prompts in a batch may have different
+lengths (0-padded on the right).
+"""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from keras_transformer.inference.incremental import IncrementalDecoder
+
+
+def filter_logits(logits, *, temperature: float = 1.0, top_k=None, top_p=None):
+    """Scale by temperature, keep the `top_k` best and the smallest set of tokens
+    whose probability reaches `top_p`; the others get -inf.
+
+    Example:
+
+    >>> logits = tf.math.log([[0.5, 0.3, 0.15, 0.05]])
+    >>> np.isinf(filter_logits(logits, top_k=2).numpy()).tolist()
+    [[False, False, True, True]]
+    >>> np.isinf(filter_logits(logits, top_p=0.75).numpy()).tolist()
+    [[False, False, True, True]]
+    """
+    logits = tf.cast(logits, tf.float32) / temperature
+    minus_inf = tf.fill(tf.shape(logits), float("-inf"))
+    if top_k is not None:
+        kth = tf.math.top_k(logits, k=top_k).values[:, -1:]
+        logits = tf.where(logits < kth, minus_inf, logits)
+    if top_p is not None:
+        order = tf.argsort(logits, axis=-1, direction="DESCENDING")
+        sorted_logits = tf.gather(logits, order, batch_dims=1)
+        cumulative = tf.cumsum(tf.nn.softmax(sorted_logits), axis=-1, exclusive=True)
+        # keep a token while the probability before it is below top_p (the first always)
+        keep_sorted = cumulative < top_p
+        keep = tf.scatter_nd(
+            tf.stack(
+                [
+                    tf.repeat(tf.range(tf.shape(logits)[0]), tf.shape(logits)[1]),
+                    tf.reshape(order, [-1]),
+                ],
+                axis=1,
+            ),
+            tf.reshape(keep_sorted, [-1]),
+            tf.shape(logits),
+        )
+        logits = tf.where(keep, logits, minus_inf)
+    return logits
+
+
+def generate(
+    model: keras.Model,
+    prompts,
+    *,
+    max_length: int,
+    end_id: int | None = None,
+    sample: bool = False,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    seed: int = 0,
+    use_cache: bool = True,
+) -> np.ndarray:
+    """Continue each prompt with a model from `build_language_model`.
+
+    Args:
+        model: a decoder-only model.
+        prompts: int `(batch, prompt_len)`, 0-padded on the right; at least one
+            token per row (e.g. `[START]`).
+        max_length: total length of prompt plus continuation (cache size).
+        end_id: stop a row when it produces this id (and pad after it).
+        sample: draw from the distribution instead of taking the arg-max.
+        temperature: divides the logits before sampling (> 0; below 1 sharpens).
+        top_k: sample among the `top_k` most likely tokens (1 <= top_k <= vocab).
+        top_p: sample among the fewest tokens whose probability reaches `top_p`
+            (0 < top_p <= 1).
+        seed: seed of the stateless sampler; the same seed gives the same text.
+        use_cache: key/value cache, or re-run the model on the prefix each step.
+
+    Returns:
+        int32 `(batch, max_length)`: prompt then generated tokens, 0 after `end_id`.
+
+    Example:
+
+    >>> from keras_transformer.models import build_language_model
+    >>> lm = build_language_model(20, num_layers=1, d_model=8, num_heads=2, dff=16)
+    >>> out = generate(lm, np.array([[2, 5]]), max_length=6, sample=True, top_k=3, seed=1)
+    >>> out.shape, out[0, :2].tolist()
+    ((1, 6), [2, 5])
+    """
+    prompts = np.asarray(prompts, dtype="int32")
+    if prompts.ndim != 2 or prompts.shape[1] > max_length:
+        raise ValueError(
+            f"prompts must be (batch, prompt_len) with prompt_len <= max_length={max_length}; "
+            f"received shape {prompts.shape}."
+        )
+    lengths = (prompts != 0).sum(axis=1)
+    if (lengths == 0).any():
+        raise ValueError(
+            "every prompt needs at least one token (e.g. [START]); found an empty row."
+        )
+    if (
+        isinstance(temperature, bool)
+        or not isinstance(temperature, (int, float))
+        or temperature <= 0
+    ):
+        raise ValueError(
+            f"temperature must be a number > 0 (1 keeps the model's distribution); received "
+            f"temperature={temperature!r}."
+        )
+    vocab_size = int(model.outputs[0].shape[-1])
+    if top_k is not None and (
+        isinstance(top_k, bool)
+        or not isinstance(top_k, (int, np.integer))
+        or not 1 <= top_k <= vocab_size
+    ):
+        raise ValueError(
+            f"top_k must be an integer in [1, vocab_size={vocab_size}] or None (no top-k "
+            f"filter); received top_k={top_k!r}."
+        )
+    if top_p is not None and (
+        isinstance(top_p, bool) or not isinstance(top_p, (int, float)) or not 0 < top_p <= 1
+    ):
+        raise ValueError(
+            f"top_p must be a number in (0, 1] or None (no nucleus filter); received "
+            f"top_p={top_p!r}."
+        )
+    decoder = IncrementalDecoder(model, max_length, use_cache=use_cache)
+    buffer = np.zeros((len(prompts), max_length), "int32")
+    buffer[:, : prompts.shape[1]] = prompts
+    end = -1 if end_id is None else end_id
+
+    @tf.function
+    def run(tokens, prompt_lengths):
+        batch = tf.shape(tokens)[0]
+        state = decoder.initial_state(batch_size=batch)
+        done = tf.zeros([batch], tf.bool)
+        for t in tf.range(max_length - 1):
+            logits, state = decoder.step(tokens, t, state)
+            if sample:
+                filtered = filter_logits(logits, temperature=temperature, top_k=top_k, top_p=top_p)
+                token = tf.random.stateless_categorical(
+                    filtered, 1, seed=tf.stack([seed, t]), dtype=tf.int32
+                )[:, 0]
+            else:
+                token = tf.argmax(logits, axis=-1, output_type=tf.int32)
+            in_prompt = t + 1 < prompt_lengths
+            token = tf.where(in_prompt, tokens[:, t + 1], tf.where(done, 0, token))
+            done = tf.logical_or(done, tf.logical_and(~in_prompt, tf.equal(token, end)))
+            tokens = tf.tensor_scatter_nd_update(
+                tokens, tf.stack([tf.range(batch), tf.fill([batch], t + 1)], axis=1), token
+            )
+        return tokens
+
+    return run(tf.constant(buffer), tf.constant(lengths, tf.int32)).numpy()

@@ -1,0 +1,132 @@
+"""Greedy and beam search over an `IncrementalDecoder`, as TensorFlow graphs.
+
+Both loops are `tf.while_loop`s with static shapes (the token buffer and the
+caches have `max_length` positions), so inside a `tf.function` the step is
+traced once and serves every length. They stop when every sequence has
+produced `[END]`, or after `max_length - 1` generated tokens.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+
+def greedy_search(decoder, source, *, start_id: int, end_id: int):
+    """Most likely token at every step.
+
+    Args:
+        decoder: an `IncrementalDecoder`.
+        source: int32 `(batch, src_len)` framed source ids.
+        start_id, end_id: ids of `[START]` and `[END]`.
+
+    Returns:
+        int32 `(batch, max_length - 1)`: generated tokens, `[END]` included, 0 after it.
+    """
+    context, source_mask = decoder.encode(source)
+    state = decoder.initial_state(context, source_mask)
+    batch = tf.shape(context)[0]
+    length = decoder.max_length
+    tokens = tf.concat(
+        [tf.fill([batch, 1], start_id), tf.zeros([batch, length - 1], tf.int32)], axis=1
+    )
+    done = tf.zeros([batch], tf.bool)
+
+    def cond(t, tokens, done, state):
+        return tf.logical_and(t < length - 1, tf.logical_not(tf.reduce_all(done)))
+
+    def body(t, tokens, done, state):
+        logits, state = decoder.step(tokens, t, state)
+        token = tf.argmax(logits, axis=-1, output_type=tf.int32)
+        token = tf.where(done, 0, token)
+        tokens = tf.tensor_scatter_nd_update(
+            tokens, tf.stack([tf.range(batch), tf.fill([batch], t + 1)], axis=1), token
+        )
+        return t + 1, tokens, tf.logical_or(done, tf.equal(token, end_id)), state
+
+    _, tokens, _, _ = tf.while_loop(cond, body, (tf.constant(0), tokens, done, state))
+    return tokens[:, 1:]
+
+
+def length_penalty(lengths, alpha: float):
+    """GNMT length normalisation `((5 + length) / 6) ** alpha` (Wu et al., 2016)."""
+    return tf.pow((5.0 + tf.cast(lengths, tf.float32)) / 6.0, alpha)
+
+
+def beam_search(
+    decoder, source, *, start_id: int, end_id: int, beam_size: int = 4, alpha: float = 0.6
+):
+    """Keep the `beam_size` most likely prefixes at every step.
+
+    Each step extends every live beam by every token, scores the candidates by
+    summed log-probability, and keeps the best `beam_size` per sentence; a
+    finished beam (one that produced `[END]`) is carried on unchanged with its
+    score frozen. At the end the beams are ranked by score divided by the GNMT
+    length penalty with exponent `alpha` (0 ranks by raw log-probability,
+    larger values favour longer outputs). With `beam_size=1` this is greedy
+    search.
+
+    Args:
+        decoder: an `IncrementalDecoder`.
+        source: int32 `(batch, src_len)`.
+        start_id, end_id: ids of `[START]` and `[END]`.
+        beam_size: beams per sentence.
+        alpha: length-penalty exponent.
+
+    Returns:
+        int32 `(batch, max_length - 1)`: the best beam of each sentence.
+    """
+    context, source_mask = decoder.encode(source)
+    batch = tf.shape(context)[0]
+    k = beam_size
+    length = decoder.max_length
+    # Every sentence's state repeated k times: rows b*k .. b*k+k-1 are its beams.
+    state = decoder.initial_state(context, source_mask)
+    state = decoder.reorder(state, tf.repeat(tf.range(batch), k))
+    tokens = tf.concat(
+        [tf.fill([batch * k, 1], start_id), tf.zeros([batch * k, length - 1], tf.int32)], axis=1
+    )
+    # Only beam 0 is live at first, so the first step does not pick k copies.
+    scores = tf.tile(tf.concat([[0.0], tf.fill([k - 1], -1e9)], 0)[None], [batch, 1])  # (batch, k)
+    done = tf.zeros([batch, k], tf.bool)
+    lengths = tf.zeros([batch, k], tf.int32)
+
+    def cond(t, tokens, scores, done, lengths, state):
+        return tf.logical_and(t < length - 1, tf.logical_not(tf.reduce_all(done)))
+
+    def body(t, tokens, scores, done, lengths, state):
+        logits, state = decoder.step(tokens, t, state)  # (batch*k, vocab)
+        vocab = tf.shape(logits)[-1]
+        log_probs = tf.reshape(tf.nn.log_softmax(logits), [batch, k, vocab])
+        # A finished beam may only "emit" padding, at no cost.
+        pad_only = tf.one_hot(0, vocab, on_value=0.0, off_value=-1e9)
+        log_probs = tf.where(done[..., None], pad_only, log_probs)
+        candidates = tf.reshape(scores[..., None] + log_probs, [batch, k * vocab])
+        scores, flat = tf.math.top_k(candidates, k=k)  # (batch, k)
+        beam = flat // vocab
+        token = flat % vocab
+        rows = tf.reshape(beam + tf.range(batch)[:, None] * k, [-1])  # parent rows
+        tokens = tf.gather(tokens, rows)
+        state = decoder.reorder(state, rows)
+        done = tf.gather(tf.reshape(done, [-1]), rows)
+        lengths = tf.gather(tf.reshape(lengths, [-1]), rows)
+        token = tf.reshape(token, [-1])
+        tokens = tf.tensor_scatter_nd_update(
+            tokens, tf.stack([tf.range(batch * k), tf.fill([batch * k], t + 1)], axis=1), token
+        )
+        lengths = lengths + tf.cast(tf.logical_not(done), tf.int32)
+        done = tf.logical_or(done, tf.equal(token, end_id))
+        return (
+            t + 1,
+            tokens,
+            scores,
+            tf.reshape(done, [batch, k]),
+            tf.reshape(lengths, [batch, k]),
+            state,
+        )
+
+    _, tokens, scores, _, lengths, _ = tf.while_loop(
+        cond, body, (tf.constant(0), tokens, scores, done, lengths, state)
+    )
+    ranked = scores / length_penalty(lengths, alpha)
+    best = tf.argmax(ranked, axis=-1, output_type=tf.int32) + tf.range(batch) * k
+    return tf.gather(tokens, best)[:, 1:]

@@ -1,0 +1,138 @@
+"""Sentence vectors from an encoder, and semantic search by cosine similarity."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import keras
+import numpy as np
+
+from keras_transformer.data.pipeline import encode_source
+from keras_transformer.layers.sequence_pooling import SequencePooling
+
+
+class SentenceEncoder:
+    """Strings -> unit-length sentence vectors; ranks candidates by cosine similarity.
+
+    The encoder gives every position a vector of the whole sentence (no causal
+    mask); pooling them (`"mean"` over real tokens, or `"cls"`: the `[START]`
+    position) gives one vector per sentence. Vectors are L2-normalized, so the
+    dot product of two is their cosine similarity.
+
+    Args:
+        encoder: a model mapping ids `(batch, seq_len)` to `(batch, seq_len, d_model)`,
+            such as `build_encoder` (or the encoder of `train_dual_encoder`).
+        tokenizer: the `WordPieceTokenizer` the encoder was trained with.
+        pooling: `"mean"` or `"cls"`.
+        max_length: longest tokenized sentence, `[START]` and `[END]` included.
+        batch_size: sentences embedded per forward pass.
+
+    Example:
+
+    >>> from keras_transformer.data import WordPieceTokenizer
+    >>> from keras_transformer.models import build_encoder
+    >>> tokenizer = WordPieceTokenizer.learn(["one two three", "four five"], 40)
+    >>> encoder = build_encoder(tokenizer.vocab_size, num_layers=1, d_model=8, num_heads=2, dff=16)
+    >>> search = SentenceEncoder(encoder, tokenizer)
+    >>> search.embed(["one two", "four"]).shape
+    (2, 8)
+    >>> [index for index, _ in search.rank("one two", ["four five", "one two"])]
+    [1, 0]
+    """
+
+    def __init__(
+        self,
+        encoder: keras.Model,
+        tokenizer,
+        *,
+        pooling: str = "mean",
+        max_length: int = 64,
+        batch_size: int = 256,
+    ) -> None:
+        if pooling not in SequencePooling.MODES:
+            raise ValueError(
+                f"pooling must be one of {SequencePooling.MODES}; received pooling={pooling!r}."
+            )
+        if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 3:
+            raise ValueError(
+                f"max_length={max_length!r} must be an int >= 3 ([START], a token, [END])."
+            )
+        self.encoder = encoder
+        self.tokenizer = tokenizer
+        self.pooling = pooling
+        self.max_length = max_length
+        self.batch_size = batch_size
+        self._pool = SequencePooling(pooling)
+
+    def embed(self, texts: str | Sequence[str]) -> np.ndarray:
+        """Unit-length vectors of `texts`.
+
+        Args:
+            texts: one string or a sequence of strings.
+
+        Returns:
+            float32 `(len(texts), d_model)` (`(1, d_model)` for one string).
+        """
+        if isinstance(texts, str):
+            texts = [texts]
+        texts = list(texts)
+        if not texts:
+            raise ValueError("texts is empty; pass at least one string to embed.")
+        chunks = []
+        for begin in range(0, len(texts), self.batch_size):
+            ids = encode_source(
+                texts[begin : begin + self.batch_size], self.tokenizer, self.max_length
+            )
+            states = self.encoder(ids, training=False)  # (batch, seq_len, d_model)
+            if isinstance(states, dict):
+                states = states["output"]
+            pooled = np.asarray(self._pool(states, padding_mask=np.asarray(ids) != 0))
+            chunks.append(pooled)
+        vectors = np.concatenate(chunks).astype("float32")  # (n, d_model)
+        norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+        return vectors / np.maximum(norms, 1e-12)
+
+    def similarity(self, queries: str | Sequence[str], candidates: Sequence[str]) -> np.ndarray:
+        """Cosine similarities `(len(queries), len(candidates))`."""
+        return self.embed(queries) @ self.embed(candidates).T
+
+    def rank(
+        self, query: str, candidates: Sequence[str], top_k: int | None = None
+    ) -> list[tuple[int, float]]:
+        """Candidates most similar to `query`, best first.
+
+        Args:
+            query: one string.
+            candidates: the strings to search.
+            top_k: keep this many (all by default).
+
+        Returns:
+            `[(candidate index, cosine similarity), ...]`, highest similarity first.
+        """
+        scores = self.similarity(query, candidates)[0]
+        order = np.argsort(-scores, kind="stable")[:top_k]
+        return [(int(i), float(scores[i])) for i in order]
+
+
+def retrieval_accuracy(
+    encoder: SentenceEncoder, queries: Sequence[str], targets: Sequence[str]
+) -> float:
+    """Accuracy@1: how often `targets[i]` is the nearest of all `targets` to `queries[i]`.
+
+    Example:
+
+    >>> from keras_transformer.data import WordPieceTokenizer
+    >>> from keras_transformer.models import build_encoder
+    >>> tokenizer = WordPieceTokenizer.learn(["a b", "c d"], 30)
+    >>> search = SentenceEncoder(build_encoder(tokenizer.vocab_size, num_layers=1, d_model=8,
+    ...                                        num_heads=2, dff=16), tokenizer)
+    >>> retrieval_accuracy(search, ["a b", "c d"], ["a b", "c d"])
+    1.0
+    """
+    if len(queries) != len(targets):
+        raise ValueError(
+            f"queries and targets must pair up; received {len(queries)} queries and "
+            f"{len(targets)} targets."
+        )
+    nearest = encoder.similarity(queries, targets).argmax(axis=1)
+    return float(np.mean(nearest == np.arange(len(queries))))

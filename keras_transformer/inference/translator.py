@@ -1,0 +1,256 @@
+"""`Translator`: strings in, strings out, for a trained encoder-decoder."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Sequence
+
+import keras
+import tensorflow as tf
+
+from keras_transformer.data import WordPieceTokenizer, encode_source
+from keras_transformer.inference.incremental import IncrementalDecoder, _is_int, position_limit
+from keras_transformer.inference.search import beam_search, greedy_search
+
+logger = logging.getLogger(__name__)
+
+
+def check_beam_size(beam_size) -> int:
+    """Return `beam_size` if it is an integer >= 1, else raise `ValueError`."""
+    if not _is_int(beam_size) or beam_size < 1:
+        raise ValueError(
+            f"beam_size must be an integer >= 1 (1 = greedy search); received "
+            f"beam_size={beam_size!r}."
+        )
+    return int(beam_size)
+
+
+class Translator(tf.Module):
+    """Translate a batch of strings with a trained model and its tokenizers.
+
+    Tokenization, the encoder, the search (greedy or beam) and
+    detokenization all run as TensorFlow ops inside one `tf.function` per
+    search kind, so the same code is exported for TF Serving. With
+    `jit_compile=True` only the ids -> ids part (encoder and search) is
+    compiled with XLA; the string ops of tokenization and detokenization have
+    no XLA kernels and run around it. Inputs longer than `max_length` tokens
+    are truncated (with a warning); characters the vocabulary does not know
+    become `[UNK]`. An input with no tokens (empty or whitespace-only)
+    translates to the empty string `""` (its row of ids is all 0), here and
+    in the exported SavedModel alike.
+
+    Args:
+        model: a `build_transformer` model.
+        source_tokenizer, target_tokenizer: `WordPieceTokenizer`s of the run.
+        max_length: tokens per sequence, `[START]` and `[END]` included (the
+            training `max_length`): at least 3 and at most the model's
+            position table (the `max_length` it was built with).
+        use_cache: decode with the key/value cache (fast) or re-run the decoder
+            on the prefix generated so far at every step (plain, for comparison;
+            under XLA on the whole `max_length` buffer, as XLA needs static
+            shapes).
+        jit_compile: compile the encoder and search (ids -> ids) with XLA.
+
+    Call arguments:
+        texts: a list of strings.
+        beam_size: 1 for greedy search, more for beam search.
+        alpha: beam search's length-penalty exponent.
+        max_length: decode with another `max_length` (same limits as above).
+
+    Returns:
+        A list of translations, one per input, in order.
+
+    Example:
+
+    >>> from keras_transformer.models import build_transformer
+    >>> tok = WordPieceTokenizer.learn(["a b c", "c b a"], vocab_size=30)
+    >>> model = build_transformer(tok.vocab_size, tok.vocab_size, num_layers=1,
+    ...                           d_model=8, num_heads=2, dff=16, max_length=6)
+    >>> translator = Translator(model, tok, tok, max_length=6)
+    >>> outputs = translator(["a b", ""])
+    >>> len(outputs), isinstance(outputs[0], str), outputs[1]
+    (2, True, '')
+    """
+
+    def __init__(
+        self,
+        model: keras.Model,
+        source_tokenizer: WordPieceTokenizer,
+        target_tokenizer: WordPieceTokenizer,
+        *,
+        max_length: int = 64,
+        use_cache: bool = True,
+        jit_compile: bool = False,
+    ):
+        super().__init__(name="translator")
+        if not _is_int(max_length) or max_length < 3:
+            raise ValueError(
+                f"max_length must be an integer >= 3 ([START], one token, [END]); received "
+                f"max_length={max_length!r}. Omit it to use the run's max_length."
+            )
+        self.model = model
+        self.source_tokenizer = source_tokenizer
+        self.target_tokenizer = target_tokenizer
+        self.max_length = max_length = int(max_length)
+        self.use_cache = use_cache
+        self.jit_compile = bool(jit_compile)
+        # Checks max_length against the model's position table, before any tracing.
+        self.decoder = IncrementalDecoder(model, max_length, use_cache=use_cache)
+        self._static_decoder = None  # the uncached decoder XLA can compile, made on demand
+        self._searches = {}
+        self._resized = {}
+
+    @classmethod
+    def from_run_dir(
+        cls,
+        run_dir: str | os.PathLike,
+        *,
+        use_cache: bool = True,
+        max_length: int | None = None,
+        jit_compile: bool = False,
+    ) -> Translator:
+        """Load `model.keras`, the tokenizers and `max_length` of a training run.
+
+        `max_length=None` uses the run's `config.json` (else the model's
+        position table); other arguments as in the constructor.
+        """
+        run_dir = os.fspath(run_dir)
+        files = {
+            "model": os.path.join(run_dir, "model.keras"),
+            "source": os.path.join(run_dir, "tokenizers", "source", "vocab.txt"),
+            "target": os.path.join(run_dir, "tokenizers", "target", "vocab.txt"),
+        }
+        missing = [path for path in files.values() if not os.path.isfile(path)]
+        if missing:
+            raise FileNotFoundError(
+                f"{run_dir} is not a run directory of `keras-transformer train`: missing "
+                f"{', '.join(os.path.relpath(p, run_dir) for p in missing)}. Pass the --out "
+                "directory of a finished training run."
+            )
+        config_path = os.path.join(run_dir, "config.json")
+        config = {}
+        if os.path.isfile(config_path):
+            with open(config_path) as handle:
+                config = json.load(handle)
+        try:
+            model = keras.models.load_model(files["model"], safe_mode=True, compile=False)
+        except Exception as error:  # corrupted or foreign file: say which and why
+            raise ValueError(
+                f"could not load {files['model']}: {type(error).__name__}: "
+                f"{str(error).splitlines()[0] if str(error) else ''}. Re-run training or "
+                "restore the file."
+            ) from error
+        return cls(
+            model,
+            WordPieceTokenizer.load(files["source"]),
+            WordPieceTokenizer.load(files["target"]),
+            max_length=max_length
+            if max_length is not None
+            else config.get("max_length") or position_limit(model) or 64,
+            use_cache=use_cache,
+            jit_compile=jit_compile,
+        )
+
+    def _decoder_for(self, jit: bool) -> IncrementalDecoder:
+        if not jit or self.use_cache:
+            return self.decoder
+        if self._static_decoder is None:
+            self._static_decoder = IncrementalDecoder(
+                self.model, self.max_length, use_cache=False, static_shapes=True
+            )
+        return self._static_decoder
+
+    def _search_ids(self, source, beam_size: int, alpha: float, decoder: IncrementalDecoder):
+        """Framed source ids `(batch, src_len)` -> generated ids `(batch, max_length - 1)`.
+
+        Rows whose source has no tokens (`[START] [END]` only) come back all 0,
+        which detokenizes to "".
+        """
+        start, end = self.target_tokenizer.start_id, self.target_tokenizer.end_id
+        if beam_size == 1:
+            tokens = greedy_search(decoder, source, start_id=start, end_id=end)
+        else:
+            tokens = beam_search(
+                decoder, source, start_id=start, end_id=end, beam_size=beam_size, alpha=alpha
+            )
+        blank = tf.reduce_sum(tf.cast(tf.not_equal(source, 0), tf.int32), axis=1) <= 2  # (batch,)
+        return tf.where(blank[:, None], tf.zeros_like(tokens), tokens)
+
+    def search_function(self, beam_size: int = 1, alpha: float = 0.6, jit_compile=None):
+        """The `tf.function` strings `(batch,)` -> translations `(batch,)`.
+
+        `jit_compile=None` uses the translator's setting; the export passes
+        False, since TF Serving runs without XLA by default. With XLA, only the
+        ids -> ids search is compiled (a nested `tf.function(jit_compile=True)`);
+        tokenization and detokenization stay outside it.
+        """
+        beam_size = check_beam_size(beam_size)
+        jit = self.jit_compile if jit_compile is None else bool(jit_compile)
+        key = (beam_size, float(alpha), jit)
+        if key not in self._searches:
+            decoder = self._decoder_for(jit)
+
+            def search_ids(source):
+                return self._search_ids(source, key[0], key[1], decoder)
+
+            if jit:
+                search_ids = tf.function(
+                    search_ids,
+                    input_signature=[tf.TensorSpec([None, None], tf.int32)],
+                    jit_compile=True,
+                )
+
+            def translate(texts):
+                source = encode_source(texts, self.source_tokenizer, self.max_length)
+                return self.target_tokenizer.detokenize(search_ids(source))
+
+            self._searches[key] = tf.function(
+                translate, input_signature=[tf.TensorSpec([None], tf.string)]
+            )
+        return self._searches[key]
+
+    def translate_tokens(self, texts: Sequence[str], beam_size: int = 1, alpha: float = 0.6):
+        """Generated target ids `(batch, max_length - 1)` (END included, 0 after;
+        all 0 for an input with no tokens). Runs eagerly, without XLA."""
+        beam_size = check_beam_size(beam_size)
+        source = encode_source(list(texts), self.source_tokenizer, self.max_length)
+        return self._search_ids(source, beam_size, alpha, self.decoder).numpy()
+
+    def __call__(
+        self, texts: Sequence[str], beam_size: int = 1, alpha: float = 0.6, max_length=None
+    ) -> list[str]:
+        if isinstance(texts, str):
+            raise TypeError(
+                "texts must be a list of strings; received one string. Wrap it: translator([text])."
+            )
+        check_beam_size(beam_size)
+        if max_length is not None and max_length != self.max_length:
+            if max_length not in self._resized:
+                self._resized[max_length] = Translator(
+                    self.model,
+                    self.source_tokenizer,
+                    self.target_tokenizer,
+                    max_length=max_length,
+                    use_cache=self.use_cache,
+                    jit_compile=self.jit_compile,
+                )
+            return self._resized[max_length](texts, beam_size=beam_size, alpha=alpha)
+        texts = list(texts)
+        if not texts:
+            return []
+        self._warn_if_truncated(texts)
+        outputs = self.search_function(beam_size, alpha)(tf.constant(texts, tf.string))
+        return [t.decode("utf-8") for t in outputs.numpy()]
+
+    def _warn_if_truncated(self, texts: list[str]) -> None:
+        lengths = self.source_tokenizer.tokenize(tf.constant(texts)).row_lengths().numpy()
+        too_long = [i for i, n in enumerate(lengths) if n + 2 > self.max_length]
+        if too_long:
+            logger.warning(
+                "%d input(s) longer than max_length=%d tokens were truncated (first index %d).",
+                len(too_long),
+                self.max_length,
+                too_long[0],
+            )

@@ -1,0 +1,73 @@
+"""Residual connection and layer normalization (section 3.1 of the paper)."""
+
+from __future__ import annotations
+
+import keras
+
+
+@keras.saving.register_keras_serializable(package="keras_transformer")
+class AddNorm(keras.layers.Layer):
+    """`LayerNorm(x + sublayer(x))`, or the pre-LN `x + sublayer(LayerNorm(x))`.
+
+    Every sub-layer of the Transformer is wrapped in a residual connection
+    followed by layer normalization (post-LN, the paper's choice, the default).
+    With `norm_first=True` the normalization moves in front of the sub-layer
+    (pre-LN), which trains more stably in deep stacks without warm-up; the
+    stack then needs one final `LayerNormalization`, which the builders add.
+
+    Usage inside a block:
+
+        h = add_norm.normalize_input(x)   # LayerNorm(x) if pre-LN, else x
+        y = sublayer(h)
+        out = add_norm(x, y)              # LayerNorm(x + y) if post-LN, else x + y
+
+    Masking: element-wise, so the mask of `inputs` passes through unchanged.
+
+    Args:
+        norm_first: pre-LN instead of post-LN.
+        epsilon: LayerNorm's epsilon.
+
+    Call arguments:
+        inputs: the residual stream `x`, `(batch, seq_len, d_model)`.
+        sublayer_output: the sub-layer's output, same shape.
+
+    Returns:
+        `(batch, seq_len, d_model)`.
+
+    Example:
+
+    >>> import numpy as np
+    >>> x = np.random.rand(2, 3, 4).astype("float32")
+    >>> out = AddNorm()(x, x)
+    >>> np.allclose(np.asarray(out).mean(-1), 0.0, atol=1e-5)
+    True
+
+    Reference:
+        Vaswani et al., 2017, section 3.1; Xiong et al., "On Layer
+        Normalization in the Transformer Architecture", 2020 (pre-LN).
+    """
+
+    def __init__(self, norm_first: bool = False, epsilon: float = 1e-6, **kwargs):
+        super().__init__(**kwargs)
+        self.norm_first = norm_first
+        self.epsilon = epsilon
+        self.supports_masking = True
+
+    def build(self, inputs_shape, sublayer_output_shape=None):
+        self.layer_norm = keras.layers.LayerNormalization(
+            epsilon=self.epsilon, dtype=self.dtype_policy, name="layer_norm"
+        )
+        self.layer_norm.build(inputs_shape)
+
+    def normalize_input(self, inputs):
+        """The sub-layer's input: `LayerNorm(inputs)` in pre-LN, else `inputs`."""
+        return self.layer_norm(inputs) if self.norm_first else inputs
+
+    def call(self, inputs, sublayer_output):
+        total = inputs + sublayer_output
+        return total if self.norm_first else self.layer_norm(total)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"norm_first": self.norm_first, "epsilon": self.epsilon})
+        return config

@@ -1,0 +1,49 @@
+"""Explicit padding mask from token ids."""
+
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+
+@keras.saving.register_keras_serializable(package="keras_transformer")
+class PaddingMask(keras.layers.Layer):
+    """Boolean mask `ids != pad_id`, `True` on real tokens.
+
+    Keras can propagate a mask implicitly from `Embedding(mask_zero=True)`, but
+    that mask is dropped at run time by any layer without mask support (for
+    example after `keras.layers.Add`), which silently lets padding into the
+    attention. The models of this package therefore derive the padding mask
+    from the ids with this layer and pass it to every attention layer
+    explicitly.
+
+    Args:
+        pad_id: the padding token id.
+
+    Call arguments:
+        inputs: int ids `(batch, seq_len)`.
+
+    Returns:
+        bool `(batch, seq_len)`.
+
+    Example:
+
+    >>> import numpy as np
+    >>> np.asarray(PaddingMask()(np.array([[7, 2, 0, 0]]))).tolist()
+    [[True, True, False, False]]
+    """
+
+    def __init__(self, pad_id: int = 0, **kwargs):
+        super().__init__(**kwargs)
+        self.pad_id = pad_id
+
+    def call(self, inputs):
+        return ops.not_equal(inputs, self.pad_id)
+
+    def compute_output_spec(self, inputs):
+        return keras.KerasTensor(inputs.shape, "bool")
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"pad_id": self.pad_id})
+        return config

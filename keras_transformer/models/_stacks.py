@@ -1,0 +1,133 @@
+"""Shared Functional wiring of the encoder and decoder stacks (private).
+
+Builders call these on symbolic tensors, so every model is one flat
+Functional graph whose layers are named `encoder_layer_0`, `decoder_layer_0`,
+... and can be fetched with `model.get_layer(name)` (the decoding code does).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import keras
+
+from keras_transformer._validation import (
+    check_divisible,
+    check_positive_int,
+    check_rate,
+)
+from keras_transformer.layers import DecoderLayer, EncoderLayer, PaddingMask, PositionalEmbedding
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    """Hyperparameters shared by the stacks, validated once."""
+
+    num_layers: int = 4
+    d_model: int = 128
+    num_heads: int = 8
+    dff: int = 512
+    dropout: float = 0.1
+    attention_dropout: float = 0.0
+    max_length: int = 512
+    norm_first: bool = False
+    learned_positions: bool = False
+    activation: str = "relu"
+
+    def __post_init__(self):
+        for name in ("num_layers", "d_model", "num_heads", "dff", "max_length"):
+            check_positive_int(name, getattr(self, name))
+        check_rate("dropout", self.dropout)
+        check_rate("attention_dropout", self.attention_dropout)
+        check_divisible(self.d_model, self.num_heads)
+
+    def layer_kwargs(self) -> dict:
+        return {
+            "num_heads": self.num_heads,
+            "dff": self.dff,
+            "dropout": self.dropout,
+            "attention_dropout": self.attention_dropout,
+            "activation": self.activation,
+            "norm_first": self.norm_first,
+        }
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def token_input(name: str) -> keras.KerasTensor:
+    """`keras.Input` for int32 token ids `(batch, seq_len)` of any length."""
+    return keras.Input(shape=(None,), dtype="int32", name=name)
+
+
+def embedding(vocab_size: int, cfg: StackConfig, name: str) -> PositionalEmbedding:
+    check_positive_int(f"{name} vocab_size", vocab_size)
+    return PositionalEmbedding(
+        vocab_size,
+        cfg.d_model,
+        max_length=cfg.max_length,
+        learned_positions=cfg.learned_positions,
+        mask_zero=False,  # padding masks are explicit (PaddingMask), never propagated
+        name=name,
+    )
+
+
+def embed(ids, embedding_layer, cfg: StackConfig, prefix: str):
+    """Ids -> (explicit padding mask, dropped-out embeddings)."""
+    padding_mask = PaddingMask(name=f"{prefix}_padding_mask")(ids)  # (batch, seq_len)
+    x = embedding_layer(ids)  # (batch, seq_len, d_model)
+    x = keras.layers.Dropout(cfg.dropout, name=f"{prefix}_embedding_dropout")(x)
+    return padding_mask, x
+
+
+def final_norm(x, cfg: StackConfig, prefix: str):
+    """Pre-LN stacks end with one more LayerNorm; post-LN stacks already did."""
+    if cfg.norm_first:
+        x = keras.layers.LayerNormalization(epsilon=1e-6, name=f"{prefix}_final_norm")(x)
+    return x
+
+
+def encoder_stack(x, padding_mask, cfg: StackConfig, scores: dict | None, prefix="encoder"):
+    """`num_layers` EncoderLayers; records self-attention weights in `scores`."""
+    for i in range(cfg.num_layers):
+        name = f"{prefix}_layer_{i}"
+        x = EncoderLayer(**cfg.layer_kwargs(), name=name)(
+            x, padding_mask=padding_mask, return_attention_scores=scores is not None
+        )
+        if scores is not None:
+            x, scores[f"{name}_self_attention"] = x
+    return final_norm(x, cfg, prefix)
+
+
+def decoder_stack(
+    x,
+    padding_mask,
+    context,
+    context_padding_mask,
+    cfg: StackConfig,
+    scores: dict | None,
+    prefix="decoder",
+):
+    """`num_layers` DecoderLayers (no cross-attention when `context` is None)."""
+    for i in range(cfg.num_layers):
+        name = f"{prefix}_layer_{i}"
+        layer = DecoderLayer(**cfg.layer_kwargs(), cross_attention=context is not None, name=name)
+        x = layer(
+            x,
+            context,
+            padding_mask=padding_mask,
+            context_padding_mask=context_padding_mask,
+            return_attention_scores=scores is not None,
+        )
+        if scores is not None:
+            x, layer_scores = x
+            for kind, value in layer_scores.items():
+                scores[f"{name}_{kind}"] = value
+    return final_norm(x, cfg, prefix)
+
+
+def outputs(logits, scores: dict | None):
+    """The model's outputs: logits alone, or a dict with the attention weights."""
+    if scores is None:
+        return logits
+    return {"logits": logits, **scores}

@@ -1,0 +1,85 @@
+"""Encoder-only model for sequence classification."""
+
+from __future__ import annotations
+
+import keras
+
+from keras_transformer._validation import check_positive_int
+from keras_transformer.layers.sequence_pooling import SequencePooling
+from keras_transformer.models._stacks import (
+    StackConfig,
+    embed,
+    embedding,
+    encoder_stack,
+    outputs,
+    token_input,
+)
+
+
+def build_classifier(
+    vocab_size: int,
+    num_classes: int,
+    *,
+    pooling: str = "cls",
+    num_layers: int = 2,
+    d_model: int = 128,
+    num_heads: int = 8,
+    dff: int = 512,
+    dropout: float = 0.1,
+    attention_dropout: float = 0.0,
+    max_length: int = 512,
+    norm_first: bool = False,
+    learned_positions: bool = False,
+    return_attention_scores: bool = False,
+    name: str = "classifier",
+) -> keras.Model:
+    """Encoder-only Transformer that maps a sequence to class logits.
+
+    The encoder gives every position a representation of the whole sequence
+    (no causal mask); the sequence is pooled into one vector (`"cls"`: the
+    first position, which should hold a `[START]`/`[CLS]` token; `"mean"`: the
+    average over real tokens) and a `Dense` layer gives float32 logits.
+
+    Args:
+        vocab_size: number of token ids (0 is padding).
+        num_classes: number of classes.
+        pooling: `"cls"` or `"mean"`.
+        num_layers, d_model, num_heads, dff, dropout, attention_dropout,
+        max_length, norm_first, learned_positions, return_attention_scores:
+            as in `build_encoder`.
+        name: model name.
+
+    Returns:
+        A model mapping int ids `(batch, seq_len)` to logits `(batch, num_classes)`.
+
+    Example:
+
+    >>> import numpy as np
+    >>> model = build_classifier(100, 3, num_layers=1, d_model=16, num_heads=2, dff=32)
+    >>> tuple(model(np.array([[2, 5, 6, 3, 0]])).shape)
+    (1, 3)
+    """
+    check_positive_int("num_classes", num_classes)
+    if pooling not in SequencePooling.MODES:
+        raise ValueError(
+            f"pooling must be one of {SequencePooling.MODES}; received pooling={pooling!r}."
+        )
+    cfg = StackConfig(
+        num_layers,
+        d_model,
+        num_heads,
+        dff,
+        dropout,
+        attention_dropout,
+        max_length,
+        norm_first,
+        learned_positions,
+    )
+    ids = token_input("tokens")
+    scores = {} if return_attention_scores else None
+    padding_mask, x = embed(ids, embedding(vocab_size, cfg, "encoder_embedding"), cfg, "encoder")
+    x = encoder_stack(x, padding_mask, cfg, scores)
+    pooled = SequencePooling(pooling, name=f"{pooling}_pooling")(x, padding_mask=padding_mask)
+    pooled = keras.layers.Dropout(dropout, name="pooled_dropout")(pooled)
+    logits = keras.layers.Dense(num_classes, dtype="float32", name="logits")(pooled)
+    return keras.Model(ids, outputs(logits, scores), name=name)

@@ -1,0 +1,295 @@
+"""Padding-aware token loss and token accuracy for sequence outputs.
+
+A sequence model predicts logits of shape `(batch, seq_len, vocab_size)` for
+integer labels of shape `(batch, seq_len)` in which `pad_id` (0 by default)
+marks padding. Both objects here look at the labels only: a position counts
+when its label is not `pad_id`, whatever mask the logits may carry.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import keras
+from keras import ops
+
+__all__ = ["MaskedAccuracy", "MaskedSparseCategoricalCrossentropy"]
+
+_REDUCTIONS = ("sum_over_batch_size", "mean", "mean_with_sample_weight", "sum", "none", None)
+
+
+def _check_pad_id(pad_id: Any) -> int:
+    if isinstance(pad_id, bool) or not isinstance(pad_id, numbers.Integral):
+        raise ValueError(
+            f"pad_id={pad_id!r} must be an integer token id; pass the id your "
+            "tokenizer uses for padding, e.g. pad_id=0."
+        )
+    return int(pad_id)
+
+
+def _labels_as_int(y_true: Any, y_pred: Any) -> Any:
+    """Integer labels `(batch, seq_len)`; accepts a trailing axis of size 1."""
+    y_true = ops.convert_to_tensor(y_true)
+    if len(y_true.shape) == len(y_pred.shape) and y_true.shape[-1] == 1:
+        y_true = ops.squeeze(y_true, axis=-1)
+    if len(y_true.shape) != len(y_pred.shape) - 1:
+        raise ValueError(
+            f"y_true has shape {tuple(y_true.shape)} and y_pred has shape "
+            f"{tuple(y_pred.shape)}; expected integer labels (batch, seq_len) for "
+            "predictions (batch, seq_len, vocab_size)."
+        )
+    return ops.cast(y_true, "int32")
+
+
+def _weights_like(sample_weight: Any, values: Any) -> Any:
+    """float32 weights broadcastable to `values` (per sample or per token)."""
+    sample_weight = ops.cast(ops.convert_to_tensor(sample_weight), "float32")
+    rank = len(values.shape)
+    if len(sample_weight.shape) == rank + 1 and sample_weight.shape[-1] == 1:
+        sample_weight = ops.squeeze(sample_weight, axis=-1)
+    while len(sample_weight.shape) < rank:
+        sample_weight = ops.expand_dims(sample_weight, axis=-1)
+    return sample_weight
+
+
+def _scale_for_replicas(loss: Any) -> Any:
+    """Divide by the replica count under tf.distribute, as Keras' own losses do."""
+    if keras.backend.backend() == "tensorflow":
+        import tensorflow as tf
+
+        num_replicas = tf.distribute.get_strategy().num_replicas_in_sync
+        if num_replicas > 1:
+            loss = loss * (1.0 / num_replicas)
+    return loss
+
+
+@keras.saving.register_keras_serializable(package="keras_transformer")
+class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
+    """Token cross-entropy averaged over the non-padding tokens of the batch.
+
+    The training objective of "Attention Is All You Need" (section 5.4): the
+    cross-entropy of every target token, with optional label smoothing, summed
+    over the batch and divided by the number of tokens whose label is not
+    `pad_id`. A batch's loss is therefore the mean over its real tokens, not a
+    mean of per-sentence means and not diluted by padding. Without label
+    smoothing it equals
+    `keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=pad_id)`.
+
+    Label smoothing uses the convention of
+    `keras.losses.CategoricalCrossentropy(label_smoothing=eps)` applied to one-hot
+    labels: the target distribution is `(1 - eps) * one_hot(label) + eps / vocab_size`,
+    i.e. `eps` is spread uniformly over the *whole* vocabulary, the true token
+    and the padding token included. The loss per token is
+    `(1 - eps) * -log p[label] + eps * mean_v(-log p[v])`.
+
+    Precision: logits are cast to float32 before the softmax, so float16 or
+    bfloat16 logits (mixed precision) give a float32 loss.
+
+    Masking: positions whose label equals `pad_id` contribute nothing and are not
+    counted. A Keras mask attached to `y_pred` is ignored: the labels decide. A
+    batch with no real token gives a loss of 0.
+
+    Reduction: the default `"sum_over_batch_size"` (alias `"mean"`) divides the
+    weighted sum by the number of non-padding tokens, as Keras does for
+    `ignore_class`; `"mean_with_sample_weight"` divides by the sum of the weights
+    of the non-padding tokens; `"sum"` returns the weighted sum; `"none"`/`None`
+    returns the per-token losses `(batch, seq_len)` with zeros at padding.
+
+    Note that the `loss` Keras reports for an epoch is the batch-size-weighted
+    mean of the per-batch values, so it is exact per batch only; use
+    `MaskedAccuracy` for a metric exact over an epoch.
+
+    Args:
+        label_smoothing: float in [0, 1). The paper uses 0.1. Defaults to 0.0.
+        pad_id: int. Label id that marks padding. Defaults to 0.
+        from_logits: bool. Whether `y_pred` are logits (True, the default) or
+            probabilities.
+        reduction: one of `"sum_over_batch_size"` (default), `"mean"`,
+            `"mean_with_sample_weight"`, `"sum"`, `"none"` or `None`.
+        name: string name of the loss.
+
+    Call arguments:
+        y_true: integer labels `(batch, seq_len)` (or `(batch, seq_len, 1)`).
+        y_pred: logits or probabilities `(batch, seq_len, vocab_size)`, any float dtype.
+        sample_weight: optional weights `(batch,)` or `(batch, seq_len)`.
+
+    Returns:
+        Scalar float32 loss (per-token losses `(batch, seq_len)` for `reduction="none"`).
+
+    Example:
+
+    >>> import numpy as np
+    >>> from keras_transformer.training import MaskedSparseCategoricalCrossentropy
+    >>> labels = np.array([[3, 1, 0, 0]])  # two real tokens, two padding
+    >>> logits = np.zeros((1, 4, 5), "float32")  # uniform over 5 tokens
+    >>> loss = MaskedSparseCategoricalCrossentropy()
+    >>> float(loss(labels, logits))  # log(5): padding does not dilute the mean
+    1.609438
+    >>> loss = MaskedSparseCategoricalCrossentropy(label_smoothing=0.1)
+    >>> float(loss(labels, logits))  # a uniform prediction costs log(5) for any target
+    1.609438
+
+    Reference:
+        Vaswani et al., "Attention Is All You Need", NeurIPS 2017, section 5.4;
+        Szegedy et al., "Rethinking the Inception Architecture for Computer
+        Vision", CVPR 2016, section 7 (label smoothing).
+    """
+
+    def __init__(
+        self,
+        label_smoothing: float = 0.0,
+        pad_id: int = 0,
+        from_logits: bool = True,
+        reduction: str | None = "sum_over_batch_size",
+        name: str = "masked_sparse_categorical_crossentropy",
+    ) -> None:
+        if reduction not in _REDUCTIONS:
+            raise ValueError(
+                f"reduction={reduction!r} is not supported; use one of {_REDUCTIONS}. "
+                "The default 'sum_over_batch_size' averages over non-padding tokens."
+            )
+        super().__init__(name=name, reduction=reduction, dtype="float32")
+        if (
+            isinstance(label_smoothing, bool)
+            or not isinstance(label_smoothing, numbers.Real)
+            or not 0.0 <= label_smoothing < 1.0
+        ):
+            raise ValueError(
+                f"label_smoothing={label_smoothing!r} must be a float in [0, 1); "
+                "pass 0.0 for no smoothing or 0.1 as in the paper."
+            )
+        if not isinstance(from_logits, bool):
+            raise ValueError(
+                f"from_logits={from_logits!r} must be True (y_pred are logits) or "
+                "False (y_pred are probabilities)."
+            )
+        self.label_smoothing = float(label_smoothing)
+        self.pad_id = _check_pad_id(pad_id)
+        self.from_logits = from_logits
+
+    def call(self, y_true: Any, y_pred: Any) -> Any:
+        """Per-token losses `(batch, seq_len)` in float32, 0 at padding."""
+        y_pred = ops.cast(ops.convert_to_tensor(y_pred), "float32")
+        return self._token_losses(_labels_as_int(y_true, y_pred), y_pred)
+
+    def __call__(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
+        with keras.name_scope(self.name):
+            y_pred = ops.cast(ops.convert_to_tensor(y_pred), "float32")
+            labels = _labels_as_int(y_true, y_pred)  # (batch, seq_len)
+            token_losses = self._token_losses(labels, y_pred)  # (batch, seq_len)
+            not_pad = ops.cast(ops.not_equal(labels, self.pad_id), "float32")
+            weights = not_pad  # (batch, seq_len)
+            if sample_weight is not None:
+                weights = weights * _weights_like(sample_weight, token_losses)
+            weighted = token_losses * weights  # (batch, seq_len)
+            if self.reduction in (None, "none"):
+                return weighted
+            total = ops.sum(weighted)
+            if self.reduction == "sum":
+                return total
+            if self.reduction == "mean_with_sample_weight":
+                denominator = ops.sum(weights)
+            else:  # "sum_over_batch_size", "mean": per non-padding token
+                denominator = ops.sum(not_pad)
+            return _scale_for_replicas(ops.divide_no_nan(total, denominator))
+
+    def _token_losses(self, labels: Any, y_pred: Any) -> Any:
+        # labels: (batch, seq_len) int32; y_pred: (batch, seq_len, vocab) float32
+        if self.from_logits:
+            log_probs = ops.log_softmax(y_pred, axis=-1)  # (batch, seq_len, vocab)
+        else:
+            # As keras.losses.SparseCategoricalCrossentropy(from_logits=False):
+            # clip the probabilities, then renormalise them in log space.
+            epsilon = keras.config.epsilon()
+            log_probs = ops.log_softmax(ops.log(ops.clip(y_pred, epsilon, 1.0 - epsilon)), axis=-1)
+        # Padding ids may lie outside the vocabulary (e.g. -1): gather a safe id there.
+        not_pad = ops.not_equal(labels, self.pad_id)  # (batch, seq_len)
+        safe_labels = ops.where(not_pad, labels, ops.zeros_like(labels))
+        nll = -ops.squeeze(
+            ops.take_along_axis(log_probs, ops.expand_dims(safe_labels, -1), axis=-1),
+            axis=-1,
+        )  # (batch, seq_len)
+        if self.label_smoothing:
+            smooth = -ops.mean(log_probs, axis=-1)  # (batch, seq_len)
+            nll = (1.0 - self.label_smoothing) * nll + self.label_smoothing * smooth
+        return ops.where(not_pad, nll, ops.zeros_like(nll))
+
+    def get_config(self) -> dict[str, Any]:
+        config = super().get_config()
+        config.update(
+            {
+                "label_smoothing": self.label_smoothing,
+                "pad_id": self.pad_id,
+                "from_logits": self.from_logits,
+            }
+        )
+        return config
+
+
+@keras.saving.register_keras_serializable(package="keras_transformer")
+class MaskedAccuracy(keras.metrics.Metric):
+    """Fraction of non-padding tokens whose arg-max prediction is the label.
+
+    A stateful metric: it accumulates the number of correctly predicted
+    non-padding tokens and the number of non-padding tokens over every batch
+    since the last `reset_state()`, so its value over an epoch is exact (total
+    correct / total real tokens), not a mean of per-batch accuracies. The two
+    counts are kept in float64, exact up to 2^53 tokens.
+
+    Masking: positions whose label equals `pad_id` are neither counted nor
+    scored; a Keras mask on `y_pred` is ignored. With no real token seen yet the
+    result is 0.
+
+    Args:
+        pad_id: int. Label id that marks padding. Defaults to 0.
+        name: string name of the metric. Defaults to `"masked_accuracy"`.
+        dtype: dtype of the result. Defaults to float32.
+
+    Call arguments:
+        y_true: integer labels `(batch, seq_len)` (or `(batch, seq_len, 1)`).
+        y_pred: logits or probabilities `(batch, seq_len, vocab_size)`.
+        sample_weight: optional weights `(batch,)` or `(batch, seq_len)`; a
+            token then counts with its weight.
+
+    Returns:
+        Scalar, correct non-padding tokens / non-padding tokens.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from keras_transformer.training import MaskedAccuracy
+    >>> metric = MaskedAccuracy()
+    >>> logits = np.eye(4, dtype="float32")[None]  # predicts 0, 1, 2, 3
+    >>> metric.update_state(np.array([[1, 1, 2, 0]]), logits)  # 2 of 3 real tokens right
+    >>> metric.update_state(np.array([[0, 1, 0, 0]]), logits)  # 1 of 1 right
+    >>> float(metric.result())  # 3 / 4, not the mean of batch accuracies (5 / 6)
+    0.75
+    """
+
+    def __init__(self, pad_id: int = 0, name: str = "masked_accuracy", dtype: Any = None) -> None:
+        super().__init__(name=name, dtype=dtype)
+        self.pad_id = _check_pad_id(pad_id)
+        self.correct = self.add_variable(
+            shape=(), initializer="zeros", dtype="float64", name="correct"
+        )
+        self.count = self.add_variable(shape=(), initializer="zeros", dtype="float64", name="count")
+
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        y_pred = ops.convert_to_tensor(y_pred)
+        labels = _labels_as_int(y_true, y_pred)  # (batch, seq_len)
+        predicted = ops.cast(ops.argmax(y_pred, axis=-1), "int32")  # (batch, seq_len)
+        weights = ops.cast(ops.not_equal(labels, self.pad_id), "float64")
+        if sample_weight is not None:
+            weights = weights * ops.cast(_weights_like(sample_weight, weights), "float64")
+        hits = ops.cast(ops.equal(predicted, labels), "float64") * weights
+        self.correct.assign_add(ops.sum(hits))
+        self.count.assign_add(ops.sum(weights))
+
+    def result(self) -> Any:
+        return ops.cast(ops.divide_no_nan(self.correct, self.count), self.dtype)
+
+    def get_config(self) -> dict[str, Any]:
+        config = super().get_config()
+        config["pad_id"] = self.pad_id
+        return config

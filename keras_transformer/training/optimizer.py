@@ -1,0 +1,77 @@
+"""The paper's optimizer: Adam on the warm-up schedule (section 5.3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import keras
+
+from keras_transformer.training.schedule import TransformerSchedule
+
+__all__ = ["make_optimizer", "paper_adam"]
+
+
+def make_optimizer(
+    d_model: int, warmup_steps: int = 4000, *, scale: float = 1.0, **adam_kwargs: Any
+) -> keras.optimizers.Adam:
+    """Adam with beta_1=0.9, beta_2=0.98, epsilon=1e-9 on a `TransformerSchedule`.
+
+    The optimizer of "Attention Is All You Need", section 5.3. Any keyword
+    argument of `keras.optimizers.Adam` (e.g. `beta_2=0.997`, `clipnorm=1.0`)
+    overrides the paper's value; the learning rate always comes from the
+    schedule.
+
+    Args:
+        d_model: int > 0. Model width, passed to `TransformerSchedule`.
+        warmup_steps: int > 0. Warm-up steps, passed to `TransformerSchedule`.
+        scale: float > 0. Multiplier on the schedule. Defaults to 1.0.
+        **adam_kwargs: other arguments of `keras.optimizers.Adam`, except
+            `learning_rate`.
+
+    Returns:
+        A `keras.optimizers.Adam` whose learning rate is a `TransformerSchedule`.
+
+    Example:
+
+    >>> from keras_transformer.training import make_optimizer
+    >>> optimizer = make_optimizer(d_model=128, warmup_steps=4000)
+    >>> optimizer.beta_2, optimizer.epsilon
+    (0.98, 1e-09)
+    >>> float(optimizer.learning_rate) > 0.0  # step 1 of the warm-up
+    True
+
+    Reference:
+        Vaswani et al., "Attention Is All You Need", NeurIPS 2017, section 5.3.
+    """
+    if "learning_rate" in adam_kwargs:
+        raise ValueError(
+            f"learning_rate={adam_kwargs['learning_rate']!r} cannot be passed to "
+            "make_optimizer: the rate comes from TransformerSchedule(d_model, "
+            "warmup_steps, scale). Change d_model, warmup_steps or scale instead, or "
+            "build keras.optimizers.Adam(learning_rate=...) yourself."
+        )
+    schedule = TransformerSchedule(d_model, warmup_steps=warmup_steps, scale=scale)
+    return paper_adam(schedule, **adam_kwargs)
+
+
+def paper_adam(learning_rate: Any, **adam_kwargs: Any) -> keras.optimizers.Adam:
+    """Adam with the paper's beta_1=0.9, beta_2=0.98, epsilon=1e-9 at any learning rate.
+
+    `make_optimizer` puts it on the warm-up schedule; a constant rate (e.g.
+    `paper_adam(3e-4)`) suits fine-tuning and `--learning-rate`.
+
+    Args:
+        learning_rate: a float > 0 or a `keras.optimizers.schedules.LearningRateSchedule`.
+        **adam_kwargs: other arguments of `keras.optimizers.Adam`; they override the paper's.
+
+    Example:
+
+    >>> optimizer = paper_adam(3e-4)
+    >>> round(float(optimizer.learning_rate), 6), optimizer.beta_2
+    (0.0003, 0.98)
+    """
+    if isinstance(learning_rate, (int, float)) and not learning_rate > 0:
+        raise ValueError(f"learning_rate must be > 0; received learning_rate={learning_rate!r}.")
+    options: dict[str, Any] = {"beta_1": 0.9, "beta_2": 0.98, "epsilon": 1e-9}
+    options.update(adam_kwargs)
+    return keras.optimizers.Adam(learning_rate=learning_rate, **options)

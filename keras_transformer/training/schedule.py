@@ -1,0 +1,109 @@
+"""The learning-rate schedule of "Attention Is All You Need" (section 5.3)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import keras
+from keras import ops
+
+__all__ = ["TransformerSchedule"]
+
+
+def _check_positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
+        raise ValueError(
+            f"{name}={value!r} must be a positive integer; pass e.g. {name}=512 for d_model "
+            f"or {name}=4000 for warmup_steps."
+        )
+    return int(value)
+
+
+@keras.saving.register_keras_serializable(package="keras_transformer")
+class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
+    """Linear warm-up then inverse-square-root decay, as in the paper.
+
+    Implements section 5.3 of "Attention Is All You Need":
+
+        lrate = d_model^-0.5 * min(step^-0.5, step * warmup_steps^-1.5)
+
+    multiplied by an optional constant `scale` (1.0 in the paper). The rate
+    grows linearly for the first `warmup_steps` steps, peaks at
+    `scale * (d_model * warmup_steps)^-0.5` on step `warmup_steps`, and then
+    decays proportionally to the inverse square root of the step.
+
+    Step counting: the paper counts steps from 1, Keras counts optimizer
+    iterations from 0. This schedule maps Keras iteration `i` to paper step
+    `i + 1`, so the first update (`optimizer.iterations == 0`) uses the paper's
+    step-1 rate (small and positive, never 0 or inf), and the peak rate is used
+    by the `warmup_steps`-th update, i.e. at `schedule(warmup_steps - 1)`.
+    (The TensorFlow tutorial passes the 0-based iteration straight in, which
+    makes its first update use a learning rate of exactly 0.)
+
+    The computation is done in float32 whatever the dtype of `step`.
+
+    Args:
+        d_model: int > 0. Model width; sets the overall size of the rate.
+        warmup_steps: int > 0. Number of linear warm-up steps. Defaults to
+            4000, the paper's value.
+        scale: float > 0. Constant multiplier on the whole curve. Defaults to
+            1.0, the paper's schedule.
+
+    Call arguments:
+        step: scalar integer or float tensor, the 0-based optimizer iteration
+            (Keras passes `optimizer.iterations`).
+
+    Returns:
+        Scalar float32 tensor, the learning rate for that iteration.
+
+    Example:
+
+    >>> import keras
+    >>> from keras_transformer.training import TransformerSchedule
+    >>> schedule = TransformerSchedule(d_model=512, warmup_steps=4000)
+    >>> float(schedule(3999))  # paper step 4000: the peak, (512 * 4000) ** -0.5
+    0.000699
+    >>> float(schedule(0)) > 0.0  # the first update does not get lr = 0
+    True
+    >>> optimizer = keras.optimizers.Adam(schedule, beta_1=0.9, beta_2=0.98, epsilon=1e-9)
+
+    Reference:
+        Vaswani et al., "Attention Is All You Need", NeurIPS 2017, section 5.3.
+    """
+
+    def __init__(self, d_model: int, warmup_steps: int = 4000, scale: float = 1.0) -> None:
+        super().__init__()
+        self.d_model = _check_positive_int("d_model", d_model)
+        self.warmup_steps = _check_positive_int("warmup_steps", warmup_steps)
+        if (
+            isinstance(scale, bool)
+            or not isinstance(scale, numbers.Real)
+            or not math.isfinite(scale)
+            or scale <= 0
+        ):
+            raise ValueError(
+                f"scale={scale!r} must be a finite number > 0; pass scale=1.0 for the "
+                "paper's schedule, or e.g. scale=2.0 to double every learning rate."
+            )
+        self.scale = float(scale)
+
+    @property
+    def peak_learning_rate(self) -> float:
+        """The largest rate, reached on paper step `warmup_steps`."""
+        return self.scale * (self.d_model * self.warmup_steps) ** -0.5
+
+    def __call__(self, step: Any) -> Any:
+        # Paper step = Keras iteration + 1 (see the class docstring).
+        step = ops.cast(step, "float32") + 1.0
+        warmup = step * (self.warmup_steps**-1.5)
+        decay = ops.rsqrt(step)
+        return (self.scale * self.d_model**-0.5) * ops.minimum(decay, warmup)
+
+    def get_config(self) -> dict[str, Any]:
+        return {
+            "d_model": self.d_model,
+            "warmup_steps": self.warmup_steps,
+            "scale": self.scale,
+        }

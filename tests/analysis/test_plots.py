@@ -1,0 +1,38 @@
+"""Run plots: history parsing and PNG files with the expected content."""
+
+import matplotlib.image
+import numpy as np
+
+from keras_transformer.analysis import plots
+from keras_transformer.training import TransformerSchedule
+
+
+def test_read_history_parses_csv_logger_columns(tmp_path):
+    path = tmp_path / "history.csv"
+    path.write_text("epoch,loss,val_loss\n0,2.5,2.0\n1,1.5,1.25\n")
+    assert plots.read_history(path) == {
+        "epoch": [0.0, 1.0],
+        "loss": [2.5, 1.5],
+        "val_loss": [2.0, 1.25],
+    }
+
+
+def test_figures_are_written_as_images(tmp_path):
+    history = {
+        "loss": [3.0, 2.0, 1.0],
+        "val_loss": [3.5, 2.5, 2.0],
+        "masked_accuracy": [0.1, 0.5, 0.9],
+    }
+    for path in (
+        plots.plot_history(history, tmp_path / "h.png"),
+        plots.plot_schedule(TransformerSchedule(16, 10), 50, tmp_path / "lr.png"),
+        plots.plot_attention(
+            np.random.default_rng(0).random((3, 2, 4)),
+            ["a", "b"],
+            ["w", "x", "y", "z"],
+            tmp_path / "att.png",
+        ),
+    ):
+        image = matplotlib.image.imread(path)
+        assert image.ndim == 3 and image.shape[0] > 100 and image.shape[1] > 100
+        assert image[..., :3].std() > 0.05  # not a blank canvas

@@ -1,0 +1,216 @@
+"""Translator, greedy and beam search, with and without the key/value cache."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_transformer.data import encode_source
+from keras_transformer.inference import (
+    IncrementalDecoder,
+    Translator,
+    beam_search,
+    greedy_decode,
+    greedy_search,
+)
+from keras_transformer.models import build_transformer
+from tests.helpers import TINY_MAX_LENGTH as MAX_LENGTH
+from tests.helpers import TINY_SOURCES as SOURCES
+
+TEXTS = [*SOURCES, "", "one " * 40, "ünknöwn çharacters", "  \t "]
+BLANK = [i for i, text in enumerate(TEXTS) if not text.strip()]
+
+
+@pytest.fixture(scope="module")
+def translators(varied_run):
+    return (
+        Translator.from_run_dir(varied_run),
+        Translator.from_run_dir(varied_run, use_cache=False),
+    )
+
+
+def test_the_varied_model_gives_input_dependent_translations(translators):
+    cached, _ = translators
+    outputs = cached(TEXTS)
+    assert len({o for i, o in enumerate(outputs) if i not in BLANK}) >= 3
+
+
+def test_cached_uncached_and_plain_loop_give_identical_tokens(translators):
+    cached, uncached = translators
+    a = cached.translate_tokens(TEXTS)
+    b = uncached.translate_tokens(TEXTS)
+    np.testing.assert_array_equal(a, b)
+    source = np.asarray(encode_source(TEXTS, cached.source_tokenizer, MAX_LENGTH))
+    plain = greedy_decode(cached.model, source, start_id=2, end_id=3, max_length=MAX_LENGTH - 1)
+    plain[BLANK] = 0  # the Translator's rule: no source tokens, no output
+    np.testing.assert_array_equal(a, plain)
+    assert cached(TEXTS) == uncached(TEXTS)
+
+
+def test_uncached_full_buffer_equals_prefix(translators):
+    """The uncached step over the whole buffer (what XLA needs) equals the prefix step."""
+    cached, _ = translators
+    source = encode_source(TEXTS, cached.source_tokenizer, MAX_LENGTH)
+    full = IncrementalDecoder(cached.model, MAX_LENGTH, use_cache=False, static_shapes=True)
+    prefix = IncrementalDecoder(cached.model, MAX_LENGTH, use_cache=False)
+    for search in (greedy_search, beam_search):
+        np.testing.assert_array_equal(
+            search(full, source, start_id=2, end_id=3), search(prefix, source, start_id=2, end_id=3)
+        )
+
+
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_jit_compile_gives_identical_translations(varied_run, use_cache):
+    plain = Translator.from_run_dir(varied_run, use_cache=use_cache)
+    jit = Translator.from_run_dir(varied_run, use_cache=use_cache, jit_compile=True)
+    for beam_size in (1, 3):
+        assert jit(TEXTS, beam_size=beam_size) == plain(TEXTS, beam_size=beam_size)
+    # the same XLA function serves a new batch size and source length
+    assert jit(TEXTS[:2]) == plain(TEXTS[:2])
+
+
+def test_empty_and_whitespace_inputs_translate_to_empty_strings(translators):
+    cached, uncached = translators
+    texts = ["", "one two", " ", "\t\n", "four five"]
+    for translator in (cached, uncached):
+        for beam_size in (1, 3):
+            out = translator(texts, beam_size=beam_size)
+            assert out[0] == out[2] == out[3] == ""
+            assert out[1] and out[4]  # the varied model says something for real inputs
+            assert out[1] == translator(["one two"], beam_size=beam_size)[0]
+    tokens = cached.translate_tokens(texts)
+    assert not tokens[[0, 2, 3]].any() and tokens[[1, 4]].any()
+    assert cached([""]) == [""]
+
+
+def test_beam_size_one_equals_greedy(translators):
+    cached, _ = translators
+    beam = beam_search(
+        cached.decoder,
+        encode_source(TEXTS, cached.source_tokenizer, MAX_LENGTH),
+        start_id=2,
+        end_id=3,
+        beam_size=1,
+    ).numpy()
+    beam[BLANK] = 0  # the Translator's rule: no source tokens, no output
+    np.testing.assert_array_equal(cached.translate_tokens(TEXTS, beam_size=1), beam)
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_batch_equals_one_by_one(translators, beam_size):
+    cached, _ = translators
+    batch = cached(TEXTS, beam_size=beam_size)
+    single = [cached([text], beam_size=beam_size)[0] for text in TEXTS]
+    assert batch == single
+
+
+def reference_beam(model, source, k, alpha, max_length, start=2, end=3):
+    """Beam search in plain NumPy over full-model runs (no cache, no tf.function)."""
+    beams = [([start], 0.0, False)]
+    for _ in range(max_length - 1):
+        candidates = []
+        for tokens, score, done in beams:
+            if done:
+                candidates.append((tokens + [0], score, True))
+                continue
+            logits = np.asarray(model({"source": source[None], "target": np.array([tokens])}))
+            logp = (
+                logits[0, -1]
+                - np.log(np.exp(logits[0, -1] - logits[0, -1].max()).sum())
+                - logits[0, -1].max()
+            )
+            for token in np.argsort(-logp)[:k]:
+                candidates.append((tokens + [int(token)], score + float(logp[token]), token == end))
+        candidates.sort(key=lambda c: -c[1])
+        beams = candidates[:k]
+        if all(done for _, _, done in beams):
+            break
+
+    def penalty(tokens):
+        length = sum(1 for t in tokens[1:] if t != 0)
+        return ((5 + length) / 6) ** alpha
+
+    best = max(beams, key=lambda b: b[1] / penalty(b[0]))
+    return [t for t in best[0][1:] if t != 0]
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.6])
+def test_beam_search_matches_a_plain_reference(translators, alpha):
+    cached, _ = translators
+    source = np.asarray(encode_source(SOURCES[:3], cached.source_tokenizer, MAX_LENGTH))
+    ours = beam_search(cached.decoder, source, start_id=2, end_id=3, beam_size=3, alpha=alpha)
+    for row, src in zip(ours.numpy(), source, strict=True):
+        expected = reference_beam(cached.model, src, 3, alpha, MAX_LENGTH)
+        assert [t for t in row if t != 0] == expected
+
+
+def test_shared_embeddings_and_pre_ln_models_decode_the_same_with_cache():
+    model = build_transformer(
+        30, 30, num_layers=2, d_model=16, num_heads=2, dff=32, share_embeddings=True,
+        norm_first=True,
+    )  # fmt: skip
+    source = tf.constant([[2, 5, 6, 7, 3], [2, 9, 3, 0, 0]])
+    a = greedy_search(IncrementalDecoder(model, 8), source, start_id=2, end_id=3)
+    b = greedy_search(IncrementalDecoder(model, 8, use_cache=False), source, start_id=2, end_id=3)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_errors(tiny_run, translators, tmp_path):
+    cached, _ = translators
+    with pytest.raises(TypeError, match="list of strings"):
+        cached("one two")
+    with pytest.raises(ValueError, match="beam_size"):
+        cached(["one"], beam_size=0)
+    with pytest.raises(ValueError, match="beam_size"):
+        cached.search_function(beam_size=0)
+    assert cached([]) == []
+    with pytest.raises(FileNotFoundError, match="not a run directory"):
+        Translator.from_run_dir(tmp_path)
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    for name in ("tokenizers", "config.json"):
+        src = tiny_run / name
+        dst = broken / name
+        if src.is_dir():
+            import shutil
+
+            shutil.copytree(src, dst)
+        else:
+            dst.write_text(src.read_text())
+    (broken / "model.keras").write_bytes(b"not a zip file")
+    with pytest.raises(ValueError, match="could not load"):
+        Translator.from_run_dir(broken)
+
+
+@pytest.mark.parametrize("max_length", [MAX_LENGTH + 1, 200])
+def test_max_length_beyond_the_position_table_is_a_clear_error(tiny_run, translators, max_length):
+    message = f"max_length={max_length} exceeds the model's position table of {MAX_LENGTH}"
+    with pytest.raises(ValueError, match=message) as error:
+        Translator.from_run_dir(tiny_run, max_length=max_length)
+    assert "\n" not in str(error.value) and f"<= {MAX_LENGTH}" in str(error.value)
+    cached, _ = translators
+    with pytest.raises(ValueError, match=message):
+        cached(["one"], max_length=max_length)
+
+
+@pytest.mark.parametrize("max_length", [2, 0, -1, 2.5])
+def test_too_small_max_length_is_rejected_before_tracing(translators, max_length):
+    cached, _ = translators
+    traced = dict(cached._searches)
+    with pytest.raises(
+        ValueError, match=f"max_length must be an integer >= 3.*{max_length}"
+    ) as error:
+        Translator(
+            cached.model, cached.source_tokenizer, cached.target_tokenizer, max_length=max_length
+        )
+    assert "\n" not in str(error.value)
+    with pytest.raises(ValueError, match="max_length must be an integer >= 3"):
+        cached(["one"], max_length=max_length)
+    assert cached._searches == traced  # nothing was traced
+
+
+def test_a_smaller_max_length_is_accepted_and_reused(translators):
+    cached, _ = translators
+    short = cached(TEXTS, max_length=5)
+    assert all(len(t.split()) <= 4 for t in short)
+    assert cached(TEXTS, max_length=5) == short
+    assert list(cached._resized) == [5]

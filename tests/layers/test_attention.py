@@ -1,0 +1,233 @@
+"""scaled_dot_product_attention and MultiHeadAttention against NumPy and Keras."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_transformer.layers import MultiHeadAttention, scaled_dot_product_attention
+from tests.helpers import assert_config_round_trip
+
+RNG = np.random.default_rng(0)
+
+
+def numpy_attention(q, k, v, mask=None):
+    logits = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    if mask is not None:
+        logits = np.where(mask, logits, -np.inf)
+    logits = logits - logits.max(-1, keepdims=True)
+    w = np.exp(logits)
+    w = w / w.sum(-1, keepdims=True)
+    return w @ v, w
+
+
+def pair(**kwargs):
+    """A Keras MHA and ours with the Keras weights copied into ours."""
+    ref = keras.layers.MultiHeadAttention(**kwargs)
+    ours = MultiHeadAttention(**kwargs)
+    return ref, ours
+
+
+def copy_weights(ref, ours, q, v):
+    ref(q, v)
+    ours(q, v)
+    ours.set_weights(ref.get_weights())
+
+
+# ---------------------------------------------------------------- scaled_dot_product_attention
+
+
+def test_sdpa_matches_numpy_and_weights_sum_to_one():
+    q, k, v = (RNG.normal(size=(2, 3, n, 4)).astype("float32") for n in (5, 6, 6))
+    out, w = scaled_dot_product_attention(q, k, v)
+    ref_out, ref_w = numpy_attention(q, k, v)
+    np.testing.assert_allclose(out, ref_out, atol=1e-5)
+    np.testing.assert_allclose(w, ref_w, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(w).sum(-1), 1.0, atol=1e-6)
+
+
+def test_sdpa_masked_keys_get_zero_weight():
+    q, k, v = (RNG.normal(size=(2, n, 4)).astype("float32") for n in (3, 5, 5))
+    mask = RNG.random((2, 3, 5)) > 0.4
+    mask[..., 0] = True  # at least one key per query
+    out, w = scaled_dot_product_attention(q, k, v, mask=mask)
+    w = np.asarray(w)
+    assert np.all(w[~mask] == 0.0)
+    np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-6)
+    ref_out, _ = numpy_attention(q, k, v, mask)
+    np.testing.assert_allclose(out, ref_out, atol=1e-5)
+
+
+def test_sdpa_fully_masked_query_gives_zeros_not_nan():
+    q, k, v = (np.ones((1, n, 2), "float32") for n in (2, 3, 3))
+    mask = np.array([[[True, False, True], [False, False, False]]])
+    out, w = scaled_dot_product_attention(q, k, v, mask=mask)
+    assert np.all(np.asarray(w)[0, 1] == 0.0) and np.all(np.asarray(out)[0, 1] == 0.0)
+
+
+def test_sdpa_float16_softmax_runs_in_float32():
+    q = RNG.normal(size=(1, 4, 8)).astype("float16") * 30  # large logits overflow fp16 exp
+    out, w = scaled_dot_product_attention(q, q, q, mask=np.tril(np.ones((4, 4), bool)))
+    assert w.dtype == tf.float32 and out.dtype == tf.float16
+    assert np.all(np.isfinite(np.asarray(out)))
+    np.testing.assert_allclose(np.asarray(w).sum(-1), 1.0, atol=1e-5)
+
+
+# ---------------------------------------------------------------- MultiHeadAttention vs Keras
+
+
+def test_weight_layout_matches_keras():
+    ref, ours = pair(num_heads=3, key_dim=4, value_dim=5)
+    q = RNG.normal(size=(2, 4, 6)).astype("float32")
+    ref(q, q)
+    ours(q, q)
+    assert [w.shape for w in ours.weights] == [w.shape for w in ref.weights]
+    assert [w.path.split("/", 1)[1] for w in ours.weights] == [
+        w.path.split("/", 1)[1] for w in ref.weights
+    ]
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(num_heads=2, key_dim=4),
+        dict(num_heads=3, key_dim=2, value_dim=5, output_shape=7),
+        dict(num_heads=1, key_dim=8, use_bias=False),
+    ],
+)
+def test_cross_attention_equals_keras(kwargs):
+    q = RNG.normal(size=(2, 4, 6)).astype("float32")
+    v = RNG.normal(size=(2, 7, 9)).astype("float32")
+    k = RNG.normal(size=(2, 7, 3)).astype("float32")
+    ref, ours = pair(**kwargs)
+    ref(q, v, k)
+    ours(q, v, k)
+    ours.set_weights(ref.get_weights())
+    a, sa = ref(q, v, k, return_attention_scores=True)
+    b, sb = ours(q, v, k, return_attention_scores=True)
+    np.testing.assert_allclose(a, b, atol=1e-5)
+    np.testing.assert_allclose(sa, sb, atol=1e-5)
+
+
+def test_self_causal_and_explicit_mask_equal_keras():
+    x = RNG.normal(size=(2, 5, 8)).astype("float32")
+    ref, ours = pair(num_heads=2, key_dim=4)
+    copy_weights(ref, ours, x, x)
+    # causal, with and without scores (Keras then takes its fused path)
+    np.testing.assert_allclose(
+        ref(x, x, use_causal_mask=True), ours(x, x, use_causal_mask=True), atol=1e-5
+    )
+    a, sa = ref(x, x, use_causal_mask=True, return_attention_scores=True)
+    b, sb = ours(x, x, use_causal_mask=True, return_attention_scores=True)
+    np.testing.assert_allclose(a, b, atol=1e-5)
+    np.testing.assert_allclose(sa, sb, atol=1e-5)
+    # explicit attention mask, including a fully masked query row
+    mask = RNG.random((2, 5, 5)) > 0.5
+    mask[1, 2] = False
+    a, sa = ref(x, x, attention_mask=mask, return_attention_scores=True)
+    b, sb = ours(x, x, attention_mask=mask, return_attention_scores=True)
+    np.testing.assert_allclose(a, b, atol=1e-5)
+    np.testing.assert_allclose(sa, sb, atol=1e-5)
+    # explicit mask combined with the causal mask. Every query keeps key 0: on a
+    # fully masked row Keras's fused path (taken without scores) averages all
+    # values while its scores path, and ours always, return zeros.
+    mask[..., 0] = True
+    a = ref(x, x, attention_mask=mask, use_causal_mask=True)
+    b = ours(x, x, attention_mask=mask, use_causal_mask=True)
+    np.testing.assert_allclose(a, b, atol=1e-5)
+
+
+def test_propagated_padding_masks_equal_keras():
+    """Keras masks from mask_zero embeddings are consumed like Keras's layer does."""
+    q_ids = np.array([[3, 4, 5, 0], [6, 0, 0, 0]])
+    v_ids = np.array([[1, 2, 0, 0, 0], [7, 8, 9, 3, 0]])
+    emb = keras.layers.Embedding(10, 6, mask_zero=True)
+    ref, ours = pair(num_heads=2, key_dim=3)
+    copy_weights(ref, ours, emb(q_ids), emb(v_ids))
+    for causal in (False, True):
+        q, v = emb(q_ids), emb(v_ids)  # fresh tensors: Keras clears the masks it reads
+        a, sa = ref(q, v, use_causal_mask=causal, return_attention_scores=True)
+        q, v = emb(q_ids), emb(v_ids)
+        b, sb = ours(q, v, use_causal_mask=causal, return_attention_scores=True)
+        np.testing.assert_allclose(a, b, atol=1e-5)
+        np.testing.assert_allclose(sa, sb, atol=1e-5)
+        # padded keys of `value` get weight 0
+        assert np.all(np.asarray(sb)[1, :, :, 4] == 0.0)
+        assert np.all(np.asarray(sb)[0, :, :, 2:] == 0.0)
+
+
+def test_equal_inside_functional_models_and_tf_function():
+    ids = keras.Input((None,), dtype="int32")
+    x = keras.layers.Embedding(20, 8, mask_zero=True)(ids)
+    ref_model = keras.Model(ids, keras.layers.MultiHeadAttention(2, 4, name="mha")(x, x))
+    ours_model = keras.Model(ids, MultiHeadAttention(2, 4, name="mha")(x, x))
+    ours_model.set_weights(ref_model.get_weights())
+    batch = np.array([[1, 2, 3, 0, 0], [4, 5, 6, 7, 8]])
+    real = batch != 0
+    # Compared on real query positions: on padded (fully masked) query rows Keras's
+    # fused path, taken here, averages all values; its scores path and ours give 0.
+    for run_ref, run_ours in [
+        (ref_model, ours_model),
+        (tf.function(ref_model), tf.function(ours_model)),
+        (lambda b: ref_model.predict(b, verbose=0), lambda b: ours_model.predict(b, verbose=0)),
+    ]:
+        np.testing.assert_allclose(
+            np.asarray(run_ref(batch))[real], np.asarray(run_ours(batch))[real], atol=1e-5
+        )
+
+
+def test_dropout_only_in_training():
+    x = RNG.normal(size=(2, 6, 8)).astype("float32")
+    mha = MultiHeadAttention(2, 4, dropout=0.5, seed=1)
+    eval_a, eval_b = mha(x, x), mha(x, x, training=False)
+    np.testing.assert_allclose(eval_a, eval_b)
+    train = mha(x, x, training=True)
+    assert np.abs(np.asarray(train) - np.asarray(eval_a)).max() > 1e-3
+
+
+def test_incremental_decoding_with_cache_equals_full_causal_pass():
+    batch, length, heads, dim = 2, 6, 2, 4
+    x = RNG.normal(size=(batch, length, 8)).astype("float32")
+    mha = MultiHeadAttention(heads, dim)
+    full = np.asarray(mha(x, x, use_causal_mask=True))
+    cache = np.zeros((batch, 2, length, heads, dim), "float32")
+    steps = []
+    for t in range(length):
+        step = x[:, t : t + 1]
+        out, cache = mha(step, step, use_causal_mask=True, cache=cache, cache_update_index=t)
+        steps.append(np.asarray(out))
+    np.testing.assert_allclose(np.concatenate(steps, axis=1), full, atol=1e-5)
+
+
+def test_read_only_cache_equals_cross_attention():
+    q = RNG.normal(size=(2, 3, 8)).astype("float32")
+    ctx = RNG.normal(size=(2, 5, 8)).astype("float32")
+    mha = MultiHeadAttention(2, 4)
+    full = mha(q, ctx)
+    cache = np.stack([mha.key_dense(ctx), mha.value_dense(ctx)], axis=1)
+    out, same_cache = mha(q, ctx, cache=cache)
+    np.testing.assert_allclose(out, full, atol=1e-5)
+    np.testing.assert_array_equal(same_cache, cache)
+
+
+def test_config_round_trip_and_output_mask():
+    mha = MultiHeadAttention(3, 5, value_dim=2, dropout=0.2, use_bias=False, output_shape=4)
+    assert_config_round_trip(mha)
+    emb = keras.layers.Embedding(10, 6, mask_zero=True)
+    q = emb(np.array([[1, 2, 0]]))
+    out = MultiHeadAttention(2, 3)(q, q)
+    np.testing.assert_array_equal(out._keras_mask, [[True, True, False]])
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(num_heads=0, key_dim=4), "num_heads"),
+        (dict(num_heads=2, key_dim=-1), "key_dim"),
+        (dict(num_heads=2, key_dim=4, dropout=1.0), "dropout"),
+        (dict(num_heads=2.5, key_dim=4), "num_heads"),
+    ],
+)
+def test_invalid_arguments_are_named(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        MultiHeadAttention(**kwargs)

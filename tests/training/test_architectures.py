@@ -1,0 +1,163 @@
+"""Encoder-only and decoder-only runs: the "it" experiment and translation by prefix."""
+
+import json
+
+import numpy as np
+import pytest
+
+from keras_transformer import data, models
+from keras_transformer.cli import main
+from keras_transformer.inference import retrieval_accuracy
+from keras_transformer.training import architectures
+from keras_transformer.training.dual_encoder import load_sentence_encoder
+from keras_transformer.training.run import TrainConfig, train
+
+SMALL = {
+    "num_layers": 1, "d_model": 32, "num_heads": 2, "dff": 64, "batch_size": 32,
+    "warmup_steps": 50, "vocab_size": 300, "early_stopping_patience": 10,
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def it_runs(tmp_path_factory):
+    """The same small model and training, with and without the causal mask."""
+    runs = {}
+    for architecture in ("encoder", "decoder-only"):
+        out = tmp_path_factory.mktemp("it") / architecture
+        config = TrainConfig(
+            task="it-referent",
+            architecture=architecture,
+            num_train=1200,
+            num_validation=100,
+            num_test=200,
+            epochs=2,
+            out=str(out),
+            **SMALL,
+        )
+        runs[architecture] = (out, train(config))
+    return runs
+
+
+def test_encoder_resolves_it_and_causal_decoder_cannot(it_runs):
+    encoder = it_runs["encoder"][1]["test_accuracy"]
+    causal = it_runs["decoder-only"][1]["test_accuracy"]
+    assert encoder >= 0.95, encoder  # the issue's bar for the encoder
+    assert causal <= 0.7, causal  # chance is 0.5: at "it" the deciding word is unseen
+    assert encoder - causal >= 0.25
+    assert it_runs["encoder"][1]["parameters"] == it_runs["decoder-only"][1]["parameters"]
+
+
+def test_it_run_directory(it_runs):
+    for architecture, (out, _) in it_runs.items():
+        for name in (
+            "model.keras", "config.json", "history.csv", "metrics.json",
+            "tokenizers/source/vocab.txt", "plots/history.png", "plots/it_attention.png",
+        ):  # fmt: skip
+            assert (out / name).stat().st_size > 0, (architecture, name)
+        saved = json.loads((out / "metrics.json").read_text())
+        assert saved["architecture"] == architecture and saved["num_test"] == 200
+        assert 0.4 < saved["chance_accuracy"] < 0.6
+        assert json.loads((out / "config.json").read_text())["architecture"] == architecture
+
+
+def test_causal_token_classifier_at_it_ignores_the_words_after_it():
+    tokenizer = data.WordPieceTokenizer.learn(
+        [s for s, _ in data.load_task("it-referent", num_train=300).train], 300
+    )
+    pairs = [
+        ("The dog didn't cross the road because it was too tired .", "dog"),
+        ("The dog didn't cross the road because it was too wide .", "road"),
+    ]
+    ids, labels, positions = architectures.it_token_arrays(pairs, tokenizer, 32)
+    assert labels[0, positions[0]] == 1 and labels[1, positions[1]] == 2
+    kwargs = {"num_layers": 1, "d_model": 16, "num_heads": 2, "dff": 32, "dropout": 0.0}
+    for causal in (False, True):
+        model = models.build_token_classifier(tokenizer.vocab_size, 3, causal=causal, **kwargs)
+        logits = np.asarray(model(ids))
+        at_it = logits[[0, 1], positions]
+        if causal:
+            np.testing.assert_allclose(at_it[0], at_it[1], atol=1e-5)
+        else:
+            assert np.abs(at_it[0] - at_it[1]).max() > 1e-4
+
+
+def test_prefix_sequences_train_on_the_target_only():
+    tokenizer = data.WordPieceTokenizer.learn(["one two three", "eins zwei drei"], 60)
+    inputs, labels = architectures.prefix_sequences(
+        [("one two", "zwei eins"), ("three", "drei")], tokenizer, 16
+    )
+    for row_in, row_lab in zip(inputs.to_list(), labels.to_list(), strict=True):
+        assert len(row_in) == len(row_lab)
+        sep = row_in.index(tokenizer.sep_id)
+        assert all(label == 0 for label in row_lab[:sep])
+        assert row_lab[sep:-1] == row_in[sep + 1 :] and row_lab[-1] == tokenizer.end_id
+    prompts = architectures.encode_prompts(["one two", "three"], tokenizer, 16)
+    for row_prompt, row_in in zip(prompts.tolist(), inputs.to_list(), strict=True):
+        sep = row_in.index(tokenizer.sep_id)
+        assert [t for t in row_prompt if t] == row_in[: sep + 1]  # [START] source [SEP]
+
+
+def test_decoder_only_numbers_run_via_cli(tmp_path):
+    out = tmp_path / "numbers_decoder_only"
+    args = [
+        "train", "--task", "numbers", "--architecture", "decoder-only",
+        "--num-train", "256", "--num-validation", "32", "--num-test", "32",
+        "--epochs", "1", "--num-layers", "1", "--d-model", "16", "--num-heads", "2",
+        "--dff", "32", "--batch-size", "32", "--max-length", "24", "--warmup-steps", "20",
+        "--out", str(out),
+    ]  # fmt: skip
+    assert main(args) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    for key in (
+        "test_exact_match", "test_token_accuracy", "test_bleu", "test_chrf",
+        "train_seconds", "train_tokens_per_second", "parameters",
+    ):  # fmt: skip
+        assert key in metrics, key
+    assert 0 <= metrics["test_exact_match"] <= 1 and metrics["test_token_accuracy"] > 0.05
+    assert metrics["num_test"] == 32 and len(metrics["samples"]) == 5
+    assert (out / "tokenizers" / "joint" / "vocab.txt").is_file()
+    history = (out / "history.csv").read_text().splitlines()
+    assert len(history) == 2  # header + 1 epoch
+
+
+def test_decoder_only_has_about_half_the_parameters_of_encoder_decoder():
+    sizes = {"num_layers": 2, "d_model": 64, "num_heads": 4, "dff": 128}
+    decoder_only = models.build_language_model(500, **sizes).count_params()
+    encoder_decoder = models.build_transformer(500, 500, **sizes).count_params()
+    assert 0.35 < decoder_only / encoder_decoder < 0.6
+
+
+def test_architecture_errors():
+    with pytest.raises(ValueError, match="architecture='encoder' cannot train task='numbers'"):
+        TrainConfig(task="numbers", architecture="encoder")
+    with pytest.raises(ValueError, match="is a classification task"):
+        TrainConfig(task="it-referent")
+    with pytest.raises(ValueError, match="architecture='rnn' is not known"):
+        TrainConfig(architecture="rnn")
+    assert TrainConfig(task="it-referent", architecture="encoder").run_dir.endswith(
+        "it-referent_encoder"
+    )
+    assert TrainConfig().run_dir.endswith("numbers_en_de")  # the default path is unchanged
+
+
+def test_dual_encoder_retrieves_held_out_translations(tmp_path):
+    out = tmp_path / "dual"
+    args = [
+        "train", "--task", "numbers", "--architecture", "dual-encoder",
+        "--num-train", "1024", "--num-validation", "64", "--num-test", "100",
+        "--epochs", "4", "--num-layers", "1", "--d-model", "32", "--num-heads", "2",
+        "--dff", "64", "--batch-size", "32", "--max-length", "32", "--out", str(out),
+    ]  # fmt: skip
+    assert main(args) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["chance_accuracy"] == pytest.approx(0.01)
+    # the right German number among the 100 held-out ones (none seen in training)
+    assert metrics["test_retrieval_accuracy_at_1"] >= 0.3, metrics
+    search = load_sentence_encoder(str(out))
+    task = data.load_task("numbers", num_train=1024, num_validation=64, num_test=100, seed=0)
+    sources, targets = [s for s, _ in task.test], [t for _, t in task.test]
+    assert retrieval_accuracy(search, sources, targets) == pytest.approx(
+        metrics["test_retrieval_accuracy_at_1"]
+    )
+    with pytest.raises(ValueError, match="not a pair task"):
+        TrainConfig(task="it-referent", architecture="dual-encoder")

@@ -1,0 +1,35 @@
+"""Tests for keras_transformer.training.optimizer.make_optimizer."""
+
+import keras
+import numpy as np
+import pytest
+
+from keras_transformer.training import TransformerSchedule, make_optimizer
+
+
+def test_paper_hyperparameters_and_schedule():
+    optimizer = make_optimizer(d_model=64, warmup_steps=100)
+    assert isinstance(optimizer, keras.optimizers.Adam)
+    assert (optimizer.beta_1, optimizer.beta_2, optimizer.epsilon) == (0.9, 0.98, 1e-9)
+    schedule = keras.saving.deserialize_keras_object(optimizer.get_config()["learning_rate"])
+    assert isinstance(schedule, TransformerSchedule)
+    assert schedule.get_config() == {"d_model": 64, "warmup_steps": 100, "scale": 1.0}
+    np.testing.assert_allclose(float(optimizer.learning_rate), 64**-0.5 * 100**-1.5, rtol=1e-6)
+
+
+def test_adam_kwargs_override_and_scale():
+    optimizer = make_optimizer(16, 10, scale=2.0, beta_2=0.997, clipnorm=1.0)
+    assert optimizer.beta_2 == 0.997
+    assert optimizer.beta_1 == 0.9
+    assert optimizer.clipnorm == 1.0
+    np.testing.assert_allclose(float(optimizer.learning_rate), 2.0 * 16**-0.5 * 10**-1.5, rtol=1e-6)
+
+
+def test_learning_rate_argument_is_rejected():
+    with pytest.raises(ValueError, match="learning_rate=0.001 cannot be passed"):
+        make_optimizer(16, learning_rate=0.001)
+
+
+def test_invalid_schedule_arguments_are_reported():
+    with pytest.raises(ValueError, match="warmup_steps=0"):
+        make_optimizer(16, warmup_steps=0)

@@ -1,0 +1,128 @@
+"""keras-transformer pretrain: masked-LM run directory, fine-tuning from it, errors."""
+
+import json
+
+import keras
+import numpy as np
+import pytest
+
+from keras_transformer.cli import main
+from keras_transformer.data.reviews import reviews_corpus
+from keras_transformer.training.pretraining import PretrainConfig, split_corpus
+
+TINY = [
+    "--num-layers", "1", "--d-model", "16", "--num-heads", "2", "--dff", "32",
+    "--batch-size", "32", "--max-length", "24", "--warmup-steps", "20", "--vocab-size", "300",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def pretrained(tmp_path_factory):
+    """A tiny pre-training run on a corpus file, as a user would write it."""
+    root = tmp_path_factory.mktemp("pretrain")
+    corpus = root / "corpus.txt"
+    corpus.write_text("\n".join(reviews_corpus(600, seed=4)) + "\n\n", encoding="utf-8")
+    out = root / "run"
+    argv = ["pretrain", "--corpus", str(corpus), *TINY, "--epochs", "2", "--out", str(out)]
+    assert main(argv) == 0
+    return out
+
+
+def test_run_directory_and_reload(pretrained):
+    for name in (
+        "model.keras", "config.json", "history.csv", "metrics.json",
+        "tokenizers/source/vocab.txt", "plots/history.png", "plots/learning_rate.png",
+        "checkpoints/best.weights.h5",
+    ):  # fmt: skip
+        assert (pretrained / name).stat().st_size > 0, name
+    config = json.loads((pretrained / "config.json").read_text())
+    metrics = json.loads((pretrained / "metrics.json").read_text())
+    assert config["objective"] == "masked-lm" and config["finetune_task"] is None
+    assert config["num_train_texts"] + config["num_validation_texts"] == 600  # blank lines skipped
+    assert "fine_tuning" not in metrics
+    assert 0.0 < metrics["validation_masked_accuracy"] <= 1.0
+    model = keras.models.load_model(pretrained / "model.keras", safe_mode=True)
+    assert model.count_params() == metrics["parameters"]
+    assert not (pretrained / "backup").exists()  # finished runs leave no backup
+
+
+def test_fine_tuning_starts_from_the_pretrained_encoder(pretrained, tmp_path):
+    out = tmp_path / "reviews"
+    argv = [
+        "train", "--task", "reviews", "--architecture", "encoder", "--init-from", str(pretrained),
+        "--epochs", "1", "--batch-size", "32", "--learning-rate", "1e-3", "--out", str(out),
+        "--d-model", "64",  # ignored: the sizes come from the pre-training run
+        "--freeze-embeddings",
+    ]  # fmt: skip
+    assert main(argv) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    config = json.loads((out / "config.json").read_text())
+    assert metrics["initialized_from"] == str(pretrained)
+    assert metrics["transferred_layers"] == ["encoder_embedding", "encoder_layer_0"]
+    assert config["model_sizes"]["d_model"] == 16
+    source_vocab = (pretrained / "tokenizers/source/vocab.txt").read_text()
+    assert (out / "tokenizers/source/vocab.txt").read_text() == source_vocab
+    classifier = keras.models.load_model(out / "model.keras", safe_mode=True)
+    assert classifier.get_layer("encoder_embedding").vocab_size == len(source_vocab.split())
+    mlm = keras.models.load_model(pretrained / "model.keras", safe_mode=True)
+    for frozen, trained in zip(
+        mlm.get_layer("encoder_embedding").get_weights(),
+        classifier.get_layer("encoder_embedding").get_weights(),
+        strict=True,
+    ):
+        np.testing.assert_array_equal(frozen, trained)  # --freeze-embeddings kept them
+    changed = [
+        not np.array_equal(a, b)
+        for a, b in zip(
+            mlm.get_layer("encoder_layer_0").get_weights(),
+            classifier.get_layer("encoder_layer_0").get_weights(),
+            strict=True,
+        )
+    ]
+    assert any(changed)  # the layers above were fine-tuned
+
+
+def test_bad_input_is_one_line(pretrained, tmp_path, capsys):
+    cases = [
+        (["pretrain", "--corpus", str(tmp_path / "missing.txt"), "--out", str(tmp_path / "a")],
+         "does not exist or is not a file"),
+        (["pretrain", "--d-model", "30", "--num-heads", "4", "--out", str(tmp_path / "b")],
+         "d_model=30 must be divisible by num_heads=4"),
+        (["train", "--task", "reviews", "--architecture", "encoder", "--init-from",
+          str(tmp_path), "--out", str(tmp_path / "c")], "is not a finished pre-training run"),
+        (["train", "--task", "numbers", "--init-from", str(pretrained), "--out",
+          str(tmp_path / "d")], "--init-from RUN_DIR fine-tunes a pre-trained encoder"),
+        (["train", "--task", "reviews", "--architecture", "encoder", "--learning-rate", "0",
+          "--out", str(tmp_path / "e")], "learning_rate must be > 0"),
+    ]  # fmt: skip
+    for argv, message in cases:
+        assert main(argv) == 2, argv
+        error = capsys.readouterr().err.strip()
+        assert message in error and "\n" not in error, error
+    for name in "abcde":
+        assert not (tmp_path / name).exists()
+
+
+def test_overwrite_replaces_a_finished_run_of_another_size(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(reviews_corpus(200, seed=1)), encoding="utf-8")
+    out = tmp_path / "run"
+    base = ["pretrain", "--corpus", str(corpus), "--epochs", "1", "--out", str(out)]
+    assert main([*base, *TINY]) == 0
+    assert main([*base, *TINY]) == 2  # finished: refused without --overwrite
+    bigger = [*TINY[:2], "--num-layers", "2", *TINY[4:]]
+    assert main([*base, *bigger, "--overwrite"]) == 0  # not resumed from the old weights
+    assert len((out / "history.csv").read_text().split()) == 2  # header + one epoch
+
+
+def test_split_corpus_and_config_checks():
+    texts = [str(i) for i in range(100)]
+    train, validation = split_corpus(texts, 0.05, seed=2)
+    assert len(validation) == 5 and not set(train) & set(validation)
+    with pytest.raises(ValueError, match="at least 2"):
+        split_corpus(["one"], 0.1, seed=0)
+    with pytest.raises(ValueError, match="mask_rate must be in"):
+        PretrainConfig(mask_rate=0.0)
+    assert PretrainConfig().finetune_task == "reviews"
+    assert PretrainConfig(corpus="my.txt").finetune_task is None
+    assert np.isclose(PretrainConfig().mask_rate, 0.15)

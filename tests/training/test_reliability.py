@@ -1,0 +1,191 @@
+"""Reliability: resume after SIGKILL, determinism, NaN handling, clear CLI errors, safety."""
+
+import csv
+import json
+import os
+import pathlib
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import keras_transformer
+from keras_transformer.cli import main
+from keras_transformer.training import run as run_module
+
+TINY = [
+    "--num-train", "256", "--num-validation", "32", "--num-test", "16",
+    "--num-layers", "1", "--d-model", "16", "--num-heads", "2", "--dff", "32",
+    "--batch-size", "32", "--max-length", "24", "--warmup-steps", "10", "--vocab-size", "200",
+]  # fmt: skip
+
+
+def history(run_dir):
+    with open(pathlib.Path(run_dir) / "history.csv", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_sigkill_mid_epoch_then_same_command_resumes(tmp_path):
+    out = tmp_path / "run"
+    command = [
+        sys.executable, "-m", "keras_transformer.cli", "train", *TINY,
+        "--num-train", "2048", "--epochs", "4", "--out", str(out),
+    ]  # fmt: skip
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.time() + 240
+        while time.time() < deadline and process.poll() is None:
+            if (out / "history.csv").exists() and len(history(out)) >= 1:
+                break
+            time.sleep(0.2)
+        assert process.poll() is None, "training finished before it could be interrupted"
+        time.sleep(1.0)  # into the next epoch
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    interrupted = len(history(out))
+    assert 1 <= interrupted < 4 and not (out / "metrics.json").exists()
+    finished = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    rows = history(out)
+    assert [int(r["epoch"]) for r in rows] == [0, 1, 2, 3]
+    assert json.loads((out / "metrics.json").read_text())["epochs_run"] == 4 - interrupted
+    assert not (out / "backup").exists()  # BackupAndRestore cleans up after a finished run
+
+
+def test_same_seed_same_history_and_metrics(tmp_path):
+    runs = []
+    for name, seed in (("a", "3"), ("b", "3"), ("c", "4")):
+        assert (
+            main(["train", *TINY, "--epochs", "2", "--seed", seed, "--out", str(tmp_path / name)])
+            == 0
+        )
+        metrics = json.loads((tmp_path / name / "metrics.json").read_text())
+        losses = [
+            (r["loss"], r["val_loss"], r["masked_accuracy"]) for r in history(tmp_path / name)
+        ]
+        runs.append(
+            (
+                losses,
+                {k: metrics[k] for k in ("test_token_accuracy", "test_loss", "test_exact_match")},
+            )
+        )
+    assert runs[0] == runs[1]
+    assert runs[0][0] != runs[2][0]
+
+
+class _ExplodeAfter(keras.optimizers.schedules.LearningRateSchedule):
+    """A normal learning rate, then an absurd one that drives the weights to inf/NaN."""
+
+    def __init__(self, steps):
+        self.steps = steps
+
+    def __call__(self, step):
+        return tf.where(step < self.steps, 1e-3, 1e30)
+
+    def get_config(self):
+        return {"steps": self.steps}
+
+
+def test_nan_loss_stops_and_keeps_the_last_good_checkpoint(tmp_path, monkeypatch):
+    steps_per_epoch = 256 // 32
+    monkeypatch.setattr(
+        run_module,
+        "make_optimizer",
+        lambda *args, **kwargs: keras.optimizers.Adam(_ExplodeAfter(steps_per_epoch + 2)),
+    )
+    out = tmp_path / "nan"
+    assert main(["train", *TINY, "--epochs", "4", "--out", str(out)]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["stopped_on_nan"] is True
+    assert np.isfinite(metrics["test_loss"]) and metrics["epochs_run"] == 2
+    assert (out / "checkpoints" / "best.weights.h5").exists()
+
+
+def test_nan_before_any_checkpoint_is_a_clear_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(
+        run_module,
+        "make_optimizer",
+        lambda *args, **kwargs: keras.optimizers.Adam(_ExplodeAfter(0)),
+    )
+    assert main(["train", *TINY, "--epochs", "2", "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "diverged (NaN loss)" in err[0] and "--warmup-steps" in err[0]
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["train", "--task", "tsv", "--data", "/no/such/file.tsv"], "/no/such/file.tsv"),
+        (["train", "--task", "tsv"], "--data"),
+        (
+            ["train", "--d-model", "130", "--num-heads", "8"],
+            "d_model=130 must be divisible by num_heads=8",
+        ),
+        (["train", "--dropout", "1.0"], "dropout"),
+        (["train", "--num-layers", "0"], "num_layers"),
+        (["train", "--epochs", "0"], "epochs"),
+        (["train", "--label-smoothing", "1.5"], "label_smoothing"),
+        (["train", "--strategy", "multiworker"], "TF_CONFIG"),
+        (["translate", "/no/such/run", "hello"], "not a run directory"),
+        (["export", "/no/such/run", "--out", "/tmp/x"], "not a run directory"),
+    ],
+)
+def test_cli_errors_are_one_line(argv, message, capsys, monkeypatch):
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0] and err[0].startswith("keras-transformer")
+
+
+def test_malformed_tsv_reports_line_numbers(tmp_path, capsys):
+    path = tmp_path / "pairs.tsv"
+    lines = [f"w{i} x{i}\tv{i} y{i}" for i in range(40)]
+    lines[1], lines[3] = "no tab here", "\tonly target"
+    path.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "r"
+    assert main(["train", "--task", "tsv", "--data", str(path), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "Line numbers: [2, 4]" in err and "--skip-malformed" in err
+    assert not out.exists()
+    argv = [
+        "train", "--task", "tsv", "--data", str(path), "--skip-malformed", "--epochs", "1",
+        "--batch-size", "8", "--num-layers", "1", "--d-model", "16", "--num-heads", "2",
+        "--dff", "32", "--max-length", "8", "--vocab-size", "100", "--out", str(out),
+    ]  # fmt: skip
+    with pytest.warns(UserWarning, match="skipped 2 malformed line"):
+        assert main(argv) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["num_test"] > 0
+
+
+def test_corrupted_model_file_is_a_clear_translate_error(tiny_run, tmp_path, capsys):
+    import shutil
+
+    broken = tmp_path / "broken"
+    shutil.copytree(tiny_run, broken)
+    (broken / "model.keras").write_bytes(b"\x00garbage")
+    assert main(["translate", str(broken), "one"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "could not load" in err[0]
+
+
+def test_no_eval_exec_pickle_or_lambda_layers_in_the_package():
+    root = pathlib.Path(keras_transformer.__file__).parent
+    pattern = re.compile(r"\b(eval|exec)\(|\bpickle\b|keras\.layers\.Lambda|\bLambda\(")
+    offenders = [
+        f"{path.relative_to(root)}:{n}"
+        for path in root.rglob("*.py")
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if pattern.search(line) and not line.lstrip().startswith("#")
+    ]
+    assert offenders == []

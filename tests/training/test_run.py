@@ -1,0 +1,151 @@
+"""End to end: `keras-transformer train` on a tiny numbers task writes a full run directory."""
+
+import csv
+import json
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+
+from keras_transformer import data
+from keras_transformer.cli import main
+
+TINY = [
+    "--num-train", "400", "--num-validation", "64", "--num-test", "48",
+    "--epochs", "2", "--num-layers", "1", "--d-model", "16", "--num-heads", "2",
+    "--dff", "32", "--batch-size", "32", "--max-length", "24", "--warmup-steps", "20",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("run") / "numbers"
+    assert (
+        main(["train", *TINY, "--source-lang", "en", "--target-lang", "fr", "--out", str(out)]) == 0
+    )
+    return out
+
+
+def test_run_directory_has_every_file(run_dir):
+    for name in (
+        "model.keras",
+        "config.json",
+        "history.csv",
+        "metrics.json",
+        "tokenizers/source/vocab.txt",
+        "tokenizers/target/vocab.txt",
+        "plots/history.png",
+        "plots/learning_rate.png",
+        "plots/cross_attention.png",
+        "checkpoints/best.weights.h5",
+    ):
+        path = run_dir / name
+        assert path.is_file() and path.stat().st_size > 0, name
+    assert any((run_dir / "logs").rglob("events.out.tfevents*"))
+
+
+def test_history_config_and_metrics(run_dir):
+    with open(run_dir / "history.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [int(r["epoch"]) for r in rows] == [0, 1]
+    assert {"loss", "val_loss", "masked_accuracy", "val_masked_accuracy"} <= set(rows[0])
+    config = json.loads((run_dir / "config.json").read_text())
+    assert config["target_lang"] == "fr" and config["d_model"] == 16
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    for key in ("test_exact_match", "test_token_accuracy", "test_bleu", "test_chrf"):
+        assert 0.0 <= metrics[key] <= (100.0 if key in ("test_bleu", "test_chrf") else 1.0)
+    assert metrics["train_seconds"] > 0 and metrics["train_tokens_per_second"] > 0
+    assert metrics["num_test"] == 48
+    model = keras.models.load_model(run_dir / "model.keras", safe_mode=True)
+    assert metrics["parameters"] == model.count_params()
+    assert all(set(s) == {"source", "reference", "prediction"} for s in metrics["samples"])
+
+
+def test_reloaded_model_reproduces_test_token_accuracy(run_dir):
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    model = keras.models.load_model(run_dir / "model.keras", safe_mode=True)
+    src = data.WordPieceTokenizer.load(run_dir / "tokenizers/source")
+    tgt = data.WordPieceTokenizer.load(run_dir / "tokenizers/target")
+    task = data.load_task(
+        "numbers", source_lang="en", target_lang="fr", num_train=400, num_validation=64,
+        num_test=48, seed=0,
+    )  # fmt: skip
+    test = data.make_dataset(
+        task.test, src, tgt, batch_size=32, max_length=24, shuffle=False, drop_remainder=False
+    )
+    _, accuracy = model.evaluate(test, verbose=0)
+    assert accuracy == pytest.approx(metrics["test_token_accuracy"], abs=1e-6)
+
+
+def test_finished_run_is_not_overwritten(run_dir, capsys):
+    assert main(["train", *TINY, "--out", str(run_dir)]) == 2
+    assert "already holds a finished run" in capsys.readouterr().err
+
+
+def test_bad_arguments_give_one_line_errors():
+    result = subprocess.run(
+        [sys.executable, "-m", "keras_transformer.cli", "train", "--task", "nonsense"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 2
+    lines = [line for line in result.stderr.splitlines() if "error" in line]
+    assert lines and "nonsense" in lines[-1] and "Traceback" not in result.stderr
+
+
+def test_invalid_config_values():
+    from keras_transformer.training.run import TrainConfig
+
+    with pytest.raises(ValueError, match="jit_compile"):
+        TrainConfig(jit_compile="maybe")
+    with pytest.raises(ValueError, match="epochs"):
+        TrainConfig(epochs=0)
+    with pytest.raises(ValueError, match="max_length"):
+        TrainConfig(max_length=2)
+    np.testing.assert_equal(TrainConfig().run_dir, "runs/numbers_en_de")
+
+
+@pytest.mark.parametrize("precision", ["fp16"])  # bf16 takes the same path, unscaled
+def test_mixed_precision_runs(precision, tmp_path):
+    out = tmp_path / precision
+    argv = ["train", *TINY, "--epochs", "1", "--mixed-precision", precision, "--jit-compile", "off"]
+    assert main([*argv, "--out", str(out)]) == 0
+    config = json.loads((out / "config.json").read_text())
+    assert config["mixed_precision_resolved"] == precision
+    assert config["jit_compile_resolved"] is False
+    assert np.isfinite(json.loads((out / "metrics.json").read_text())["test_loss"])
+    assert keras.mixed_precision.global_policy().name == "float32"  # restored after the run
+    model = keras.models.load_model(out / "model.keras", safe_mode=True)
+    ids = np.array([[2, 7, 8, 3]], "int32")
+    logits = model({"source": ids, "target": ids[:, :3]})
+    assert logits.dtype == "float32"  # logits stay float32 under mixed precision
+    policy = "mixed_float16" if precision == "fp16" else "mixed_bfloat16"
+    assert model.get_layer("encoder_layer_0").dtype_policy.name == policy
+
+
+def test_auto_precision_is_float32_on_cpu():
+    from keras_transformer.training.run import resolve_precision
+
+    assert resolve_precision("auto") is None  # the suite runs without GPUs
+    assert resolve_precision("bf16") == "bf16" and resolve_precision("none") is None
+
+
+def test_the_model_trains_under_xla():
+    """`--jit-compile on` compiles the train step with XLA (one bucket shape here)."""
+    from keras_transformer.models import build_transformer
+    from keras_transformer.training import MaskedSparseCategoricalCrossentropy
+    from keras_transformer.training.run import use_xla
+
+    assert use_xla("on") and not use_xla("off") and not use_xla("auto")  # no GPU here
+    model = build_transformer(30, 30, num_layers=1, d_model=16, num_heads=2, dff=32)
+    model.compile("adam", MaskedSparseCategoricalCrossentropy(), jit_compile=True)
+    rng = np.random.default_rng(0)
+    ids = {"source": rng.integers(1, 30, (4, 6)), "target": rng.integers(1, 30, (4, 5))}
+    labels = rng.integers(1, 30, (4, 5))
+    first = float(model.train_on_batch(ids, labels))
+    for _ in range(5):
+        last = float(model.train_on_batch(ids, labels))
+    assert np.isfinite(first) and last < first
