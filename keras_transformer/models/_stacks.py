@@ -7,7 +7,7 @@ Functional graph whose layers are named `encoder_layer_0`, `decoder_layer_0`,
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 
 import keras
 
@@ -53,6 +53,12 @@ class StackConfig:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    @classmethod
+    def pick(cls, arguments: dict) -> StackConfig:
+        """The config from a builder's arguments (`locals()`); other keys are ignored."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in arguments.items() if k in names})
 
 
 def token_input(name: str) -> keras.KerasTensor:

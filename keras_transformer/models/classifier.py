@@ -64,17 +64,7 @@ def build_classifier(
         raise ValueError(
             f"pooling must be one of {SequencePooling.MODES}; received pooling={pooling!r}."
         )
-    cfg = StackConfig(
-        num_layers,
-        d_model,
-        num_heads,
-        dff,
-        dropout,
-        attention_dropout,
-        max_length,
-        norm_first,
-        learned_positions,
-    )
+    cfg = StackConfig.pick(locals())
     ids = token_input("tokens")
     scores = {} if return_attention_scores else None
     padding_mask, x = embed(ids, embedding(vocab_size, cfg, "encoder_embedding"), cfg, "encoder")

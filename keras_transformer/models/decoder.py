@@ -62,17 +62,7 @@ def build_decoder(
     >>> tuple(logits.shape)
     (1, 3, 50)
     """
-    cfg = StackConfig(
-        num_layers,
-        d_model,
-        num_heads,
-        dff,
-        dropout,
-        attention_dropout,
-        max_length,
-        norm_first,
-        learned_positions,
-    )
+    cfg = StackConfig.pick(locals())
     ids = token_input("target")
     context = keras.Input(shape=(None, d_model), name="context")
     context_mask = keras.Input(shape=(None,), dtype="bool", name="context_padding_mask")

@@ -58,17 +58,7 @@ def build_encoder(
     >>> tuple(encoder(np.array([[5, 6, 7, 0]])).shape)
     (1, 4, 16)
     """
-    cfg = StackConfig(
-        num_layers,
-        d_model,
-        num_heads,
-        dff,
-        dropout,
-        attention_dropout,
-        max_length,
-        norm_first,
-        learned_positions,
-    )
+    cfg = StackConfig.pick(locals())
     ids = token_input("tokens")
     scores = {} if return_attention_scores else None
     padding_mask, x = embed(ids, embedding(vocab_size, cfg, "encoder_embedding"), cfg, "encoder")

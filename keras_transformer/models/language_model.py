@@ -56,17 +56,7 @@ def build_language_model(
     >>> tuple(lm(np.array([[2, 7, 9]])).shape)
     (1, 3, 60)
     """
-    cfg = StackConfig(
-        num_layers,
-        d_model,
-        num_heads,
-        dff,
-        dropout,
-        attention_dropout,
-        max_length,
-        norm_first,
-        learned_positions,
-    )
+    cfg = StackConfig.pick(locals())
     ids = token_input("tokens")
     scores = {} if return_attention_scores else None
     token_embedding = embedding(vocab_size, cfg, "decoder_embedding")

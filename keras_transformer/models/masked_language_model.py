@@ -67,17 +67,7 @@ def build_masked_language_model(
         Devlin et al., "BERT: Pre-training of Deep Bidirectional Transformers
         for Language Understanding", 2019.
     """
-    cfg = StackConfig(
-        num_layers,
-        d_model,
-        num_heads,
-        dff,
-        dropout,
-        attention_dropout,
-        max_length,
-        norm_first,
-        learned_positions,
-    )
+    cfg = StackConfig.pick(locals())
     ids = token_input("tokens")
     token_embedding = embedding(vocab_size, cfg, "encoder_embedding")
     padding_mask, x = embed(ids, token_embedding, cfg, "encoder")

@@ -69,17 +69,7 @@ def build_token_classifier(
     True
     """
     check_positive_int("num_classes", num_classes)
-    cfg = StackConfig(
-        num_layers,
-        d_model,
-        num_heads,
-        dff,
-        dropout,
-        attention_dropout,
-        max_length,
-        norm_first,
-        learned_positions,
-    )
+    cfg = StackConfig.pick(locals())
     prefix = "decoder" if causal else "encoder"
     ids = token_input("tokens")
     scores = {} if return_attention_scores else None

@@ -85,17 +85,7 @@ def build_transformer(
     Reference:
         Vaswani et al., "Attention Is All You Need", 2017, section 3.
     """
-    cfg = StackConfig(
-        num_layers,
-        d_model,
-        num_heads,
-        dff,
-        dropout,
-        attention_dropout,
-        max_length,
-        norm_first,
-        learned_positions,
-    )
+    cfg = StackConfig.pick(locals())
     if share_embeddings and source_vocab_size != target_vocab_size:
         raise ValueError(
             "share_embeddings=True needs one vocabulary, but received "

@@ -29,13 +29,12 @@ from typing import Any
 
 import keras
 import numpy as np
-import sacrebleu
 import tensorflow as tf
 
 from keras_transformer import analysis, data, models
 from keras_transformer.data import it_referent
 from keras_transformer.inference.generation import generate
-from keras_transformer.training.fitting import FitResult, fit_run
+from keras_transformer.training.fitting import FitResult, fit_run, translation_metrics
 from keras_transformer.training.losses import MaskedAccuracy, MaskedSparseCategoricalCrossentropy
 from keras_transformer.training.optimizer import make_optimizer, paper_adam
 from keras_transformer.training.rundir import (
@@ -469,23 +468,16 @@ def _train_prefix_translation(config, task: data.Task, run_dir: str, xla: bool) 
     predictions = translate_by_prefix(model, tokenizer, sources, config.max_length)
     metrics = {
         "architecture": config.architecture,
-        "test_exact_match": float(
-            np.mean([p == r for p, r in zip(predictions, references, strict=True)])
+        **translation_metrics(
+            model,
+            fit,
+            sources=sources,
+            references=references,
+            predictions=predictions,
+            test_loss=test_loss,
+            test_token_accuracy=test_token_accuracy,
+            tokens_per_epoch=tokens_per_epoch,
         ),
-        "test_token_accuracy": float(test_token_accuracy),
-        "test_loss": float(test_loss),
-        "test_bleu": float(sacrebleu.corpus_bleu(predictions, [references]).score),
-        "test_chrf": float(sacrebleu.corpus_chrf(predictions, [references]).score),
-        "train_seconds": round(fit.seconds, 2),
-        "train_tokens_per_second": round(tokens_per_epoch * fit.epochs_run / fit.seconds, 1),
-        "epochs_run": fit.epochs_run,
-        "stopped_on_nan": fit.stopped_on_nan,
-        "parameters": int(model.count_params()),
-        "num_test": len(references),
-        "samples": [
-            {"source": s, "reference": r, "prediction": p}
-            for s, r, p in list(zip(sources, references, predictions, strict=True))[:5]
-        ],
     }
     write_json(os.path.join(run_dir, "metrics.json"), metrics)
     _plot_curves(run_dir, config, optimizer)

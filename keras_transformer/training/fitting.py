@@ -54,6 +54,42 @@ class FitResult:
     best_weights: str
 
 
+def translation_metrics(
+    model: keras.Model,
+    fit: FitResult,
+    *,
+    sources: list[str],
+    references: list[str],
+    predictions: list[str],
+    test_loss: float,
+    test_token_accuracy: float,
+    tokens_per_epoch: int,
+) -> dict:
+    """The `metrics.json` of a translation run: test scores, speed, size, samples.
+
+    BLEU counts word n-grams, so one-word outputs (German compounds) score 0
+    even when right; chrF (character n-grams) is reported beside it.
+    """
+    import numpy as np
+    import sacrebleu
+
+    pairs = list(zip(sources, references, predictions, strict=True))
+    return {
+        "test_exact_match": float(np.mean([p == r for _, r, p in pairs])),
+        "test_token_accuracy": float(test_token_accuracy),
+        "test_loss": float(test_loss),
+        "test_bleu": float(sacrebleu.corpus_bleu(predictions, [references]).score),
+        "test_chrf": float(sacrebleu.corpus_chrf(predictions, [references]).score),
+        "train_seconds": round(fit.seconds, 2),
+        "train_tokens_per_second": round(tokens_per_epoch * fit.epochs_run / fit.seconds, 1),
+        "epochs_run": fit.epochs_run,
+        "stopped_on_nan": fit.stopped_on_nan,
+        "parameters": int(model.count_params()),
+        "num_test": len(references),
+        "samples": [{"source": s, "reference": r, "prediction": p} for s, r, p in pairs[:5]],
+    }
+
+
 def best_logged(history_csv: str, column: str) -> float | None:
     """Smallest finite value of `column` in an existing history file (None if none)."""
     if not os.path.isfile(history_csv):

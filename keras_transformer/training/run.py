@@ -31,14 +31,13 @@ from dataclasses import dataclass
 
 import keras
 import numpy as np
-import sacrebleu
 import tensorflow as tf
 
 from keras_transformer import analysis, data, models
 from keras_transformer.inference import greedy_decode
 from keras_transformer.training import distribute
 from keras_transformer.training.architectures import check_architecture, train_architecture
-from keras_transformer.training.fitting import fit_run
+from keras_transformer.training.fitting import fit_run, translation_metrics
 from keras_transformer.training.losses import MaskedAccuracy, MaskedSparseCategoricalCrossentropy
 from keras_transformer.training.optimizer import make_optimizer, paper_adam
 from keras_transformer.training.rundir import (
@@ -47,6 +46,7 @@ from keras_transformer.training.rundir import (
     check_splits,
     make_run_dir,
     plot_run_curves,
+    write_json,
 )
 
 logger = logging.getLogger(__name__)
@@ -366,29 +366,17 @@ def train(config: TrainConfig) -> dict:
     references = [normalize(t) for _, t in task.test]
     predictions, _ = translate_ids(model, tokenizer_src, tokenizer_tgt, sources, config.max_length)
 
-    metrics = {
-        "test_exact_match": float(
-            np.mean([p == r for p, r in zip(predictions, references, strict=True)])
-        ),
-        "test_token_accuracy": float(test_token_accuracy),
-        "test_loss": float(test_loss),
-        # BLEU counts word n-grams: one-word outputs (German compounds) score 0
-        # even when right, so chrF (character n-grams) is reported beside it.
-        "test_bleu": float(sacrebleu.corpus_bleu(predictions, [references]).score),
-        "test_chrf": float(sacrebleu.corpus_chrf(predictions, [references]).score),
-        "train_seconds": round(fit.seconds, 2),
-        "train_tokens_per_second": round(tokens_per_epoch * fit.epochs_run / fit.seconds, 1),
-        "epochs_run": fit.epochs_run,
-        "stopped_on_nan": fit.stopped_on_nan,
-        "parameters": int(model.count_params()),
-        "num_test": len(references),
-        "samples": [
-            {"source": s, "reference": r, "prediction": p}
-            for s, r, p in list(zip(sources, references, predictions, strict=True))[:5]
-        ],
-    }
-    with open(os.path.join(run_dir, "metrics.json"), "w") as handle:
-        json.dump(metrics, handle, indent=2, ensure_ascii=False)
+    metrics = translation_metrics(
+        model,
+        fit,
+        sources=sources,
+        references=references,
+        predictions=predictions,
+        test_loss=test_loss,
+        test_token_accuracy=test_token_accuracy,
+        tokens_per_epoch=tokens_per_epoch,
+    )
+    write_json(os.path.join(run_dir, "metrics.json"), metrics)
 
     plots = os.path.join(run_dir, "plots")
     plot_run_curves(run_dir, config, int(optimizer.iterations.numpy()))
