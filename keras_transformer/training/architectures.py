@@ -427,7 +427,6 @@ def translate_by_prefix(
 
 
 def _train_prefix_translation(config, task: data.Task, run_dir: str, xla: bool) -> dict:
-    from keras_transformer.training.run import normalize
 
     texts = [s for s, _ in task.train] + [t for _, t in task.train]
     tokenizer = data.WordPieceTokenizer.learn(texts, config.vocab_size)
@@ -462,21 +461,15 @@ def _train_prefix_translation(config, task: data.Task, run_dir: str, xla: bool) 
         sequence_length=sequence_length,
     )
     fit = _fit(model, train_ds, dataset(task.validation, False), config, run_dir)
-    test_loss, test_token_accuracy = model.evaluate(dataset(task.test, False), verbose=0)
-    sources = [s for s, _ in task.test]
-    references = [normalize(t) for _, t in task.test]
-    predictions = translate_by_prefix(model, tokenizer, sources, config.max_length)
     metrics = {
         "architecture": config.architecture,
         **translation_metrics(
             model,
             fit,
-            sources=sources,
-            references=references,
-            predictions=predictions,
-            test_loss=test_loss,
-            test_token_accuracy=test_token_accuracy,
-            tokens_per_epoch=tokens_per_epoch,
+            dataset(task.test, False),
+            task.test,
+            lambda sources: translate_by_prefix(model, tokenizer, sources, config.max_length),
+            tokens_per_epoch,
         ),
     }
     write_json(os.path.join(run_dir, "metrics.json"), metrics)

@@ -232,11 +232,6 @@ def warn_if_truncated(pairs, tokenizer_src, tokenizer_tgt, max_length: int) -> i
     return count
 
 
-def normalize(text: str) -> str:
-    """Whitespace-normalized text, the form tokenizers round-trip exactly."""
-    return " ".join(text.split())
-
-
 def translate_ids(model, tokenizer_src, tokenizer_tgt, sources, max_length) -> list[str]:
     """Greedy translations of `sources` as detokenized strings."""
     source_ids = np.asarray(data.encode_source(sources, tokenizer_src, max_length))
@@ -361,26 +356,21 @@ def train(config: TrainConfig) -> dict:
     )
     model.save(os.path.join(run_dir, "model.keras"))
 
-    test_loss, test_token_accuracy = model.evaluate(test_ds, verbose=0)
-    sources = [s for s, _ in task.test]
-    references = [normalize(t) for _, t in task.test]
-    predictions, _ = translate_ids(model, tokenizer_src, tokenizer_tgt, sources, config.max_length)
-
     metrics = translation_metrics(
         model,
         fit,
-        sources=sources,
-        references=references,
-        predictions=predictions,
-        test_loss=test_loss,
-        test_token_accuracy=test_token_accuracy,
-        tokens_per_epoch=tokens_per_epoch,
+        test_ds,
+        task.test,
+        lambda sources: translate_ids(
+            model, tokenizer_src, tokenizer_tgt, sources, config.max_length
+        )[0],
+        tokens_per_epoch,
     )
     write_json(os.path.join(run_dir, "metrics.json"), metrics)
 
     plots = os.path.join(run_dir, "plots")
     plot_run_curves(run_dir, config, int(optimizer.iterations.numpy()))
-    plot_cross_attention(model, config, tokenizer_src, tokenizer_tgt, sources[0], plots)
+    plot_cross_attention(model, config, tokenizer_src, tokenizer_tgt, task.test[0][0], plots)
     keras.mixed_precision.set_global_policy("float32")
     if run_dir != config.run_dir:  # a non-chief worker: its files were only a copy
         shutil.rmtree(run_dir, ignore_errors=True)
