@@ -427,7 +427,6 @@ def translate_by_prefix(
 
 
 def _train_prefix_translation(config, task: data.Task, run_dir: str, xla: bool) -> dict:
-
     texts = [s for s, _ in task.train] + [t for _, t in task.train]
     tokenizer = data.WordPieceTokenizer.learn(texts, config.vocab_size)
     tokenizer.save(os.path.join(run_dir, "tokenizers", "joint"))

@@ -25,6 +25,8 @@ import sys
 import time
 
 import keras
+import numpy as np
+import sacrebleu
 
 from keras_transformer.analysis.plots import read_history
 from keras_transformer.training.callbacks import (
@@ -74,9 +76,6 @@ def translation_metrics(
     BLEU counts word n-grams, so one-word outputs (German compounds) score 0
     even when right; chrF (character n-grams) is reported beside it.
     """
-    import numpy as np
-    import sacrebleu
-
     test_loss, test_token_accuracy = model.evaluate(test_ds, verbose=0)
     sources = [s for s, _ in test_pairs]
     references = [normalize(t) for _, t in test_pairs]

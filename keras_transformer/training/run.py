@@ -232,8 +232,10 @@ def warn_if_truncated(pairs, tokenizer_src, tokenizer_tgt, max_length: int) -> i
     return count
 
 
-def translate_ids(model, tokenizer_src, tokenizer_tgt, sources, max_length) -> list[str]:
-    """Greedy translations of `sources` as detokenized strings."""
+def translate_ids(
+    model, tokenizer_src, tokenizer_tgt, sources, max_length
+) -> tuple[list[str], tf.Tensor]:
+    """Greedy translations of `sources`: the detokenized strings and the target ids."""
     source_ids = np.asarray(data.encode_source(sources, tokenizer_src, max_length))
     tokens = greedy_decode(
         model,
