@@ -6,6 +6,7 @@ import logging
 import os
 
 from keras_transformer.data._checks import check_int, check_seed
+from keras_transformer.data.normalize import normalize_text
 from keras_transformer.data.reviews import reviews_corpus
 
 logger = logging.getLogger(__name__)
@@ -15,7 +16,7 @@ GENERATED_CORPORA: tuple[str, ...] = ("reviews",)
 
 
 def read_text_file(path: str | os.PathLike) -> list[str]:
-    """The non-empty lines of a UTF-8 text file, whitespace-normalized.
+    """The non-empty lines of a UTF-8 text file, normalised like all tokenizer input.
 
     Blank lines are skipped (and counted in a log message), never silently
     merged; a file that cannot be read, is not UTF-8 or holds no text raises
@@ -51,9 +52,9 @@ def read_text_file(path: str | os.PathLike) -> list[str]:
                     f"{path}: line {number} is not valid UTF-8 ({error.reason}); re-encode "
                     "the file as UTF-8."
                 ) from None
-            words = line.split()
-            if words:
-                texts.append(" ".join(words))
+            text = normalize_text(line)
+            if text:
+                texts.append(text)
             else:
                 blank += 1
     if not texts:

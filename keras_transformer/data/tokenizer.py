@@ -1,11 +1,13 @@
 """A WordPiece tokenizer that keeps case and accents and runs in the TensorFlow graph.
 
-Text is split into words on whitespace only; WordPiece (tensorflow-text) then
-splits each word into pieces, marking every piece after the first with `##`.
+Text is first normalised (`keras_transformer.data.normalize`: NFC, every Unicode
+space as one ASCII space), then split into words on spaces only; WordPiece
+(tensorflow-text) then splits each word into pieces, marking every piece after
+the first with `##`.
 Punctuation therefore stays inside its word ("twenty-four" -> `twenty`, `##-`,
 `##four`), and detokenizing glues the `##` pieces back onto their word and joins
-words with one space. The round trip is exact up to whitespace:
-`detokenize(tokenize(s)) == " ".join(s.split())` for any text whose characters
+words with one space. The round trip is exact up to normalisation:
+`detokenize(tokenize(s)) == normalize_text(s)` for any text whose characters
 were seen when the vocabulary was learned.
 
 Nothing is lower-cased or accent-stripped (tensorflow-text's
@@ -22,6 +24,8 @@ from collections.abc import Iterable, Sequence
 import tensorflow as tf
 import tensorflow_text as tf_text
 from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
+
+from keras_transformer.data.normalize import normalize_text_tensor
 
 RESERVED_TOKENS: tuple[str, ...] = ("[PAD]", "[UNK]", "[START]", "[END]", "[SEP]", "[MASK]")
 """Reserved tokens, in id order: `[PAD]`=0, `[UNK]`=1, `[START]`=2, `[END]`=3, `[SEP]`=4, `[MASK]`=5."""
@@ -59,8 +63,12 @@ def _validate_vocab(vocab: list[str]) -> None:
 
 
 def _split_words(strings: tf.Tensor) -> tf.RaggedTensor:
-    """Whitespace split, the same in `learn` and `tokenize`. (batch,) -> (batch, words)."""
-    return tf_text.WhitespaceTokenizer().tokenize(strings)
+    """Normalise (`normalize_text_tensor`), then split on the single spaces left.
+
+    The same in `learn` and `tokenize`. (batch,) -> (batch, words).
+    """
+    words = tf.strings.split(normalize_text_tensor(strings), sep=" ")  # (batch, words)
+    return tf.ragged.boolean_mask(words, tf.strings.length(words) > 0)  # "" has no word
 
 
 def count_words(texts: Iterable[str]) -> collections.Counter:
@@ -74,8 +82,8 @@ def count_words(texts: Iterable[str]) -> collections.Counter:
 
     Example:
 
-    >>> count_words(["fünf und fünf", "  zehn "])
-    Counter({'fünf': 2, 'und': 1, 'zehn': 1})
+    >>> count_words(["fünf und fünf", "  zehn\xa0elf "])
+    Counter({'fünf': 2, 'und': 1, 'zehn': 1, 'elf': 1})
     """
     texts = list(texts)
     counts: collections.Counter = collections.Counter()

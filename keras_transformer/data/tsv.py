@@ -5,7 +5,9 @@ ignored. A line is malformed when it is not valid UTF-8, does not have exactly
 two tab-separated fields, or has an empty side; with `on_error="raise"` (the
 default) every malformed line number is reported in one `ValueError`, with
 `on_error="skip"` they are left out and a `UserWarning` gives their count and the
-first line numbers. Surrounding whitespace of each side is stripped.
+first line numbers. Each side is normalised as every tokenizer input is
+(`keras_transformer.data.normalize.normalize_text`: NFC, every run of Unicode
+whitespace one ASCII space, stripped). Lines may end in CRLF.
 
 The pairs are split by *distinct source sentence*: all pairs sharing a source
 land in the same split, so a test source never appears in training.
@@ -19,6 +21,7 @@ import warnings
 import numpy as np
 
 from keras_transformer.data._checks import check_seed
+from keras_transformer.data.normalize import normalize_text
 from keras_transformer.data.task import Task
 
 _SHOWN_LINES = 10
@@ -86,7 +89,7 @@ def read_tsv(path: str | os.PathLike, *, on_error: str = "raise") -> list[tuple[
         if len(fields) != 2:
             malformed.append((number, f"{len(fields)} tab-separated fields instead of 2"))
             continue
-        source, target = fields[0].strip(), fields[1].strip()
+        source, target = normalize_text(fields[0]), normalize_text(fields[1])
         if not source or not target:
             malformed.append((number, "empty source" if not source else "empty target"))
             continue
