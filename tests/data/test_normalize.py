@@ -49,12 +49,12 @@ def _char_tokenizer(texts):
 def test_whitespace_set_is_pythons_in_both_versions():
     padded = tf.constant(["a" + c + "b" for c in ALL_CODE_POINTS])
     graph = normalize_text_tensor(padded).numpy()
-    split_by_graph = {c for c, out in zip(ALL_CODE_POINTS, graph) if out == b"a b"}
+    split_by_graph = {c for c, out in zip(ALL_CODE_POINTS, graph, strict=True) if out == b"a b"}
     assert split_by_graph == {c for c in ALL_CODE_POINTS if c.isspace()}
     assert len(split_by_graph) == 29
     # The graph's NFC (ICU) agrees with Python's on every single code point.
     python = [normalize_text("a" + c + "b").encode("utf-8") for c in ALL_CODE_POINTS]
-    assert [c for c, g, p in zip(ALL_CODE_POINTS, graph, python) if g != p] == []
+    assert [c for c, g, p in zip(ALL_CODE_POINTS, graph, python, strict=True) if g != p] == []
 
 
 @pytest.mark.parametrize("space", UNICODE_SPACES)
@@ -84,9 +84,7 @@ def test_invalid_utf8_bytes_in_the_graph_become_replacement_characters():
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_text, min_size=1, max_size=6))
 def test_graph_normalisation_equals_python(texts):
-    assert _strings(normalize_text_tensor(tf.constant(texts))) == [
-        normalize_text(t) for t in texts
-    ]
+    assert _strings(normalize_text_tensor(tf.constant(texts))) == [normalize_text(t) for t in texts]
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
