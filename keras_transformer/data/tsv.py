@@ -25,6 +25,7 @@ from keras_transformer.data.normalize import normalize_text
 from keras_transformer.data.task import Task
 
 _SHOWN_LINES = 10
+_SMALL_CORPUS = 100  # fewer distinct sources than this: warn that the splits are tiny
 
 
 def _check_fraction(name: str, value: object) -> float:
@@ -159,13 +160,23 @@ def tsv_task(
         groups.setdefault(pair[0], []).append(pair)
     sources = list(groups)
     order = np.random.default_rng(seed).permutation(len(sources)).tolist()
-    num_test = round(len(sources) * test_fraction)
-    num_validation = round(len(sources) * validation_fraction)
+    # A small file still gets one validation and one test source when the
+    # fractions ask for any (a run needs all three splits), with a warning.
+    num_test = max(round(len(sources) * test_fraction), 1 if test_fraction else 0)
+    num_validation = max(round(len(sources) * validation_fraction), 1 if validation_fraction else 0)
     if num_test + num_validation >= len(sources):
         raise ValueError(
             f"path={os.fspath(path)!r} has {len(sources)} distinct source(s), too few for "
-            f"validation_fraction={validation_fraction} and test_fraction={test_fraction}; "
-            "add pairs or lower the fractions"
+            f"a training, a validation and a test split; add pairs (at least "
+            f"{num_test + num_validation + 1} distinct sources)"
+        )
+    if len(sources) < _SMALL_CORPUS:
+        warnings.warn(
+            f"path={os.fspath(path)!r} has only {len(sources)} distinct sources: "
+            f"{len(sources) - num_test - num_validation} train, {num_validation} validation, "
+            f"{num_test} test; scores on so few pairs mean little",
+            UserWarning,
+            stacklevel=2,
         )
     test_ids = order[:num_test]
     validation_ids = order[num_test : num_test + num_validation]

@@ -96,3 +96,18 @@ def test_task_argument_errors(tmp_path):
         tsv_task(path=path, validation_fraction=0.5, test_fraction=0.4)
     with pytest.raises(ValueError, match="on_error='ignore'"):
         tsv_task(path=path, on_error="ignore")
+
+
+@pytest.mark.parametrize("num_pairs", [3, 5, 10])
+def test_small_files_still_get_every_split_with_a_warning(tmp_path, num_pairs):
+    path = _write(tmp_path, "".join(f"s{i}\tt{i}\n" for i in range(num_pairs)))
+    with pytest.warns(UserWarning, match=f"only {num_pairs} distinct sources"):
+        task = tsv_task(path=path)
+    assert (len(task.validation), len(task.test)) == (1, 1)
+    assert len(task.train) == num_pairs - 2
+
+
+def test_two_sources_are_too_few_and_the_error_says_how_many_are_needed(tmp_path):
+    path = _write(tmp_path, "a\tb\nc\td\n")
+    with pytest.raises(ValueError, match="at least 3 distinct sources"):
+        tsv_task(path=path)
