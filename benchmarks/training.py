@@ -4,7 +4,7 @@ Everything is measured in one process, round-robin (each repeat times a chunk
 of steps of every variant in turn), and reported as ratios, so that the
 comparison survives a noisy machine. Throughput counts non-padding target
 tokens per second. The measurement code (FLOP formula, peers, memory probe)
-is `keras_transformer.benchmarking`; its docstring documents the formula.
+is `keras_transformer.measure.harness`; its docstring documents the formula.
 
     python benchmarks/training.py models    [--size tutorial|base|tiny] [--xla] [--memory]
     python benchmarks/training.py settings  [--size ...] [--memory]   # XLA x precision
@@ -34,8 +34,8 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from keras_transformer import benchmarking  # noqa: E402
 from keras_transformer.data import WordPieceTokenizer, load_task, make_dataset  # noqa: E402
+from keras_transformer.measure import harness as benchmarking  # noqa: E402
 from keras_transformer.training import (  # noqa: E402
     MaskedSparseCategoricalCrossentropy,
     make_optimizer,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+
 
 def check_positive_int(name: str, value) -> None:
     """Raise `ValueError` unless `value` is an int > 0."""
@@ -24,3 +26,125 @@ def check_divisible(d_model: int, num_heads: int) -> None:
             f"d_model={d_model} must be divisible by num_heads={num_heads}; "
             f"pick num_heads among the divisors of d_model or pass key_dim explicitly."
         )
+
+
+def float_flag(minimum: float, maximum: float | None = None, *, open_minimum: bool = False,
+               open_maximum: bool = True):  # fmt: skip
+    """An argparse `type=` for a float flag: finite and inside the range, else one clear line.
+
+    `nan`, `inf` and values outside `[minimum, maximum)` (ends per `open_*`) are
+    rejected while the command line is parsed, before anything is loaded or written.
+
+    Example:
+
+    >>> rate = float_flag(0.0, 1.0)
+    >>> rate("0.1")
+    0.1
+    >>> rate("nan")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: 'nan' is not a finite number; give a number in [0.0, 1.0).
+    """
+    import math
+
+    low, high = "(" if open_minimum else "[", ")" if open_maximum else "]"
+    span = f"{low}{minimum}, inf)" if maximum is None else f"{low}{minimum}, {maximum}{high}"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a number; give a number in {span}."
+            ) from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a finite number; give a number in {span}."
+            )
+        below = value <= minimum if open_minimum else value < minimum
+        above = maximum is not None and (value >= maximum if open_maximum else value > maximum)
+        if below or above:
+            raise argparse.ArgumentTypeError(f"{text} is outside {span}; give a number in {span}.")
+        return value
+
+    parse.__name__ = "number"  # argparse names the type in its messages
+    return parse
+
+
+RATE = float_flag(0.0, 1.0)
+"""A probability-like rate in [0, 1): dropout, label smoothing."""
+
+FRACTION = float_flag(0.0, 1.0, open_minimum=True)
+"""A share in (0, 1): validation fraction, mask rate."""
+
+POSITIVE = float_flag(0.0, None, open_minimum=True)
+"""A finite number > 0: learning rates."""
+
+NON_NEGATIVE = float_flag(0.0, None)
+"""A finite number >= 0: the beam-search length-penalty exponent."""
+
+
+def check_run_files(run_dir) -> None:
+    """Raise `DamagedRunError` when a run directory's `config.json` or `model.keras` is damaged.
+
+    Checks only files that exist (a missing file is the loader's message):
+    `config.json` must hold a JSON object, `model.keras` must be a complete zip
+    archive holding Keras's `config.json` and weights. Reads no TensorFlow.
+    """
+    import json
+    import os
+    import zipfile
+
+    from keras_transformer.errors import DamagedRunError
+
+    run_dir = os.fspath(run_dir)
+    config = os.path.join(run_dir, "config.json")
+    if os.path.isfile(config):
+        try:
+            with open(config, encoding="utf-8") as handle:
+                content = json.load(handle)
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise DamagedRunError(
+                f"{config} is damaged: not valid JSON ({error}). Re-run training or restore the "
+                "file."
+            ) from None
+        if not isinstance(content, dict):
+            raise DamagedRunError(
+                f"{config} is damaged: it holds a JSON {type(content).__name__}, not an object "
+                "of settings. Re-run training or restore the file."
+            )
+    model = os.path.join(run_dir, "model.keras")
+    if os.path.isfile(model):
+        size = os.path.getsize(model)
+        try:
+            with zipfile.ZipFile(model) as archive:
+                names = set(archive.namelist())
+                damaged = archive.testzip()
+        except (zipfile.BadZipFile, EOFError, OSError) as error:
+            raise DamagedRunError(
+                f"{model} is damaged: not a complete .keras archive ({size} bytes; {error}). "
+                "Re-run training or restore the file."
+            ) from None
+        if damaged is not None:
+            raise DamagedRunError(
+                f"{model} is damaged: member {damaged} fails its checksum. Re-run training or "
+                "restore the file."
+            )
+        if not {"config.json", "model.weights.h5"} <= names:
+            raise DamagedRunError(
+                f"{model} is damaged: the archive lacks "
+                f"{', '.join(sorted({'config.json', 'model.weights.h5'} - names))}. Re-run "
+                "training or restore the file."
+            )
+
+
+class OneLineArgumentParser(argparse.ArgumentParser):
+    """Usage errors as one line on stderr (`PROG: error: MESSAGE (see PROG --help)`), exit 2.
+
+    argparse's own `error` prints the whole usage first; the command line
+    promises one line per failure.
+    """
+
+    def error(self, message: str):
+        message = message.rstrip(".")
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")

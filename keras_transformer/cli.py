@@ -1,9 +1,10 @@
-"""`keras-transformer` command line.
+"""`keras-transformer` command line (also `python -m keras_transformer`).
 
 Each subcommand lives in `keras_transformer.commands.<name>` and exposes
-`register(subparsers)`; errors the user can fix are printed as one line on
-stderr with exit status 2, never as a traceback (set the environment variable
-`KERAS_TRANSFORMER_TRACEBACK=1` to see the traceback instead).
+`register(subparsers)`; a command module imports TensorFlow only inside the
+function that runs it, so `--help` and `--version` start in a fraction of a
+second. Progress goes to `logging` (shown with `--verbose`); a failing command
+prints one line on stderr.
 """
 
 from __future__ import annotations
@@ -13,40 +14,160 @@ import importlib
 import logging
 import os
 import sys
+import tempfile
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from keras_transformer._validation import OneLineArgumentParser as _Parser
 
-COMMANDS = ("train", "pretrain", "translate", "export", "compare", "benchmark")
+# Before anything imports TensorFlow: no C++ INFO/WARNING/ERROR start-up lines
+# (cuInit on a machine without a GPU, oneDNN notes). `-vv` shows them.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+COMMANDS = ("train", "pretrain", "translate", "export", "compare", "benchmark", "exercises")
+
+NO_TENSORFLOW = frozenset({"exercises"})
+"""Commands that run without importing TensorFlow."""
+
+EXIT_OK = 0
+EXIT_USER_ERROR = 2
+EXIT_INTERNAL_ERROR = 3
+
+EPILOG = """\
+exit status: 0 success; 2 the command cannot run as given: a usage error (unknown
+option, bad value) or bad input (a missing or damaged file or run directory, bad
+data), reported as one line on stderr; 3 internal error (a bug in
+keras_transformer: a traceback and a line asking to report it). translate ends
+with 0 when its reader closes the pipe (`| head -1`). KERAS_TRANSFORMER_TRACEBACK=1
+shows the traceback of user errors too.
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of every command; imports no TensorFlow."""
+    from keras_transformer import __version__
+
+    parser = _Parser(
+        prog="keras-transformer",
+        description=__doc__.splitlines()[0],
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="-v: progress (INFO log lines); -vv: also debug lines and TensorFlow's own logs",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    original = sub.add_parser
+
+    def add_parser(name, **kwargs):  # every command's --help ends with the exit statuses
+        kwargs.setdefault("epilog", EPILOG)
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        return original(name, **kwargs)
+
+    sub.add_parser = add_parser
+    for name in COMMANDS:
+        importlib.import_module(f"keras_transformer.commands.{name}").register(sub)
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="keras-transformer", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    for name in COMMANDS:
-        importlib.import_module(f"keras_transformer.commands.{name}").register(sub)
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    args = build_parser().parse_args(argv)
+    verbose = args.verbose
+    del args.verbose  # the commands see only their own options
+    _configure_logging(verbose)
+    if args.command not in NO_TENSORFLOW and verbose < 2:
+        _import_tensorflow_quietly()
     try:
         return args.func(args)
     except Exception as error:
-        if os.environ.get("KERAS_TRANSFORMER_TRACEBACK") or not _user_error(error):
+        if os.environ.get("KERAS_TRANSFORMER_TRACEBACK"):
             raise
-        message = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
-        print(f"keras-transformer {args.command}: error: {message}", file=sys.stderr)
-        return 2
+        if user_error(error):
+            text = str(error).strip()
+            message = text.splitlines()[0] if text else type(error).__name__
+            print(f"keras-transformer {args.command}: error: {message}", file=sys.stderr)
+            return EXIT_USER_ERROR
+        import traceback
+
+        traceback.print_exc()
+        print(
+            f"keras-transformer {args.command}: internal error ({type(error).__name__}); "
+            "please report it with the traceback above.",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL_ERROR
 
 
-def _user_error(error: Exception) -> bool:
-    """Errors a user can fix (bad values, files, data): one line, not a traceback.
+def user_error(error: BaseException) -> bool:
+    """Errors a user can fix (a value, a file, data): reported as one line.
 
-    Bad arguments and data raise `ValueError` / `TypeError`; files `OSError`
-    (missing, not a directory, no permission, a failed download); TensorFlow
-    reports bad input to its ops as `tf.errors.OpError`.
+    The rule: `keras_transformer.errors.UserInputError` and every other
+    `ValueError` (bad values and data; `UnicodeDecodeError` included), `OSError`
+    (a missing file, not a directory, no permission, a failed download),
+    `keras_transformer.errors.MissingExtraError` (an optional dependency) and
+    TensorFlow's `tf.errors.OpError` (bad input to an op). Anything else
+    (`TypeError`, `AttributeError`, `KeyError`, ...) is a bug of the package
+    and gets a traceback.
     """
-    if isinstance(error, (ValueError, TypeError, OSError)):
+    from keras_transformer.errors import MissingExtraError
+
+    if isinstance(error, (ValueError, OSError, MissingExtraError)):
         return True
     tf = sys.modules.get("tensorflow")
     return tf is not None and isinstance(error, tf.errors.OpError)
+
+
+class _Formatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        if record.levelno >= logging.WARNING:
+            return f"keras-transformer: {record.levelname.lower()}: {text}"
+        return text
+
+
+def _configure_logging(verbose: int) -> None:
+    """WARNING and above by default; `-v` INFO (progress), `-vv` DEBUG."""
+    level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)]
+    logging.getLogger("keras_transformer").setLevel(level)
+    root = logging.getLogger()
+    if not root.handlers:  # a real process (under pytest, its capture handler is there)
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(_Formatter("%(message)s"))
+        root.addHandler(handler)
+
+
+def _import_tensorflow_quietly() -> None:
+    """Imports TensorFlow with stderr (file descriptor 2) sent to a temporary file.
+
+    CUDA's stub libraries write "Could not find cuda drivers" before TensorFlow's
+    log level applies; the lines are shown only when the import fails.
+    """
+    if "tensorflow" in sys.modules:
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            import tensorflow as tf
+        except BaseException:
+            os.dup2(saved, 2)
+            sink.seek(0)
+            sys.stderr.write(sink.read().decode(errors="replace"))
+            raise
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+    tf.get_logger().setLevel(logging.ERROR)
+    try:
+        from absl import logging as absl_logging
+
+        absl_logging.set_verbosity(absl_logging.ERROR)
+    except ImportError:  # absl comes with TensorFlow; nothing to quiet without it
+        pass
 
 
 if __name__ == "__main__":

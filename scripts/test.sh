@@ -5,6 +5,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# The documentation test renders the built site in headless Chromium, and the
+# notebooks draw the model graph with Graphviz's `dot` (both Debian packages).
+missing=""
+command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+command -v dot >/dev/null 2>&1 || missing="$missing graphviz"
+if [ -n "$missing" ] && command -v apt-get >/dev/null 2>&1; then
+  echo "test: installing Debian's$missing for the documentation and notebook tests" >&2
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  # shellcheck disable=SC2086
+  { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null; } ||
+    echo "test: could not install$missing; the browser test or the model-graph figure will fail" >&2
+fi
 export TF_CPP_MIN_LOG_LEVEL=2 CUDA_VISIBLE_DEVICES=""
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .

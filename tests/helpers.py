@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import keras
 import numpy as np
 
@@ -11,11 +13,50 @@ TINY_TARGETS = ["un deux trois", "quatre cinq", "six sept huit neuf", "dix", "de
 TINY_MAX_LENGTH = 10
 
 
-def assert_config_round_trip(layer: keras.layers.Layer) -> None:
-    """`from_config(get_config())` gives an equal config (every argument kept)."""
+def assert_config_round_trip(layer: keras.layers.Layer, **arguments) -> None:
+    """`get_config()` keeps every constructor argument and `from_config` rebuilds it.
+
+    Checked against the constructor, not only against itself: every named
+    parameter of `__init__` must be a key of the config (an argument that
+    `get_config` drops fails here), each of `arguments` (the values the layer
+    was built with) must be in the config with that value, and the clone built
+    `from_config` must give the same config and keep the same values.
+    """
     config = layer.get_config()
-    clone = layer.__class__.from_config(config)
-    assert clone.get_config() == config
+    cls = type(layer)
+    parameters = [
+        name
+        for name, parameter in inspect.signature(cls.__init__).parameters.items()
+        if name != "self"
+        and parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD)
+    ]
+    dropped = [name for name in parameters if name not in config]
+    assert not dropped, f"{cls.__name__}.get_config() drops constructor arguments {dropped}"
+    clone = cls.from_config(config)
+    clone_config = clone.get_config()
+    for name, value in arguments.items():
+        for where, got in (
+            ("get_config()", config),
+            ("from_config(...).get_config()", clone_config),
+        ):
+            assert name in got, f"{cls.__name__}.{where} drops {name!r}"
+            assert _same_argument(got[name], value), (
+                f"{cls.__name__}.{where}[{name!r}] is {got[name]!r}; built with {value!r}"
+            )
+    assert clone_config == config
+
+
+def _same_argument(stored, given) -> bool:
+    """A config value equals the constructor argument (activations and initializers by name)."""
+    if stored == given:
+        return True
+    if isinstance(given, tuple) and list(given) == stored:
+        return True
+    serialized = keras.saving.serialize_keras_object(given)
+    if stored == serialized:
+        return True
+    name = getattr(given, "__name__", None)
+    return name is not None and stored in (name, {"class_name": "function", "config": name})
 
 
 def assert_save_load_identical(model: keras.Model, inputs, path) -> None:

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from keras_transformer import benchmarking
 from keras_transformer.commands import benchmark
+from keras_transformer.measure import harness as benchmarking
 
 
 def run(argv):

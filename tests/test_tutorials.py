@@ -1,36 +1,68 @@
-"""The tutorial notebooks: committed without outputs, and each runs top to bottom.
+"""The tutorial notebooks, and the documentation site that shows them.
 
-Every notebook is executed with nbclient in a fresh kernel running this
-interpreter (the virtual environment's Python), with `KERAS_TRANSFORMER_FAST=1`,
-which the notebooks read to shrink data, models and epochs. A failing cell,
-including a failing `assert`, fails the test. The kernel is described by a
-kernelspec written to a temporary directory put first on `JUPYTER_PATH`, so
-nothing is registered with Jupyter outside the test.
+In this order, in one file because the site needs the executed notebooks and
+pytest-xdist (`--dist loadfile`) runs one file on one worker, top to bottom:
 
-All notebooks run in one shared working directory, in order: notebook 11 then
-reuses the run directory notebook 08 trained (each also trains it when run alone).
+1. The committed notebooks: numbered, stored without outputs, following the
+   tutorial pattern.
+2. Each notebook runs top to bottom, once: nbclient, a fresh kernel running this
+   interpreter, `KERAS_TRANSFORMER_FAST=1` (the notebooks shrink data, models
+   and epochs). A failing cell, including a failing `assert`, fails the test.
+   All notebooks share one working directory, in order: notebook 11 reuses the
+   run directory notebook 08 trained (each also trains it when run alone). The
+   executed copy is stored in `build/notebooks/tutorials/`
+   (`docs/_hooks/notebook_outputs.py`), where the docs build finds it.
+3. The site is built once with `mkdocs build --strict`, rendering those copies;
+   it never executes a notebook itself here (`KERAS_TRANSFORMER_DOCS_EXECUTE=0`),
+   so a notebook that failed above shows no outputs and the figure test fails.
+4. The built HTML: every tutorial in the navigation under its whole title, the
+   plots, the concepts page's figures, the API reference, the command-line help,
+   and nothing loaded from another host.
+5. The site served on 127.0.0.1 and rendered by headless Chromium (Debian's
+   `chromium`; `scripts/test.sh` installs it): every math span of every tutorial
+   and of the concepts page is rendered math, no raw TeX is visible, and every
+   file a page asked for was there. Screenshots of tutorial 03 and of the
+   concepts page are left in `build/docs-screenshots/` for a person to look at.
 """
 
 from __future__ import annotations
 
-import json
+import html
+import inspect
+import os
 import pathlib
+import re
+import subprocess
 import sys
 import time
 
 import nbformat
+import numpy as np
 import pytest
-from nbclient import NotebookClient
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TUTORIALS = ROOT / "tutorials"
 NOTEBOOKS = sorted(TUTORIALS.glob("[0-9][0-9]_*.ipynb"))
-KERNEL_NAME = "keras-transformer-tests"
-CELL_TIMEOUT = 600  # seconds; the whole FAST run takes a few minutes
+API_PAGES = ("layers", "models", "data", "training", "inference", "export", "analysis")
+SCREENSHOTS = ROOT / "build" / "docs-screenshots"
+MIN_TUTORIAL_IMAGES = 24
+
+sys.path.insert(0, str(ROOT / "docs" / "_hooks"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+import docs_browser  # noqa: E402
+import notebook_outputs  # noqa: E402
 
 
 def _ids(paths):
     return [path.stem for path in paths]
+
+
+def _page(site, notebook):
+    return site / "tutorials" / notebook.stem / "index.html"
+
+
+# 1. The committed notebooks.
 
 
 def test_notebooks_are_numbered_in_order():
@@ -61,42 +93,24 @@ def test_notebook_follows_the_tutorial_pattern(path):
     assert "assert " in code
 
 
-@pytest.fixture(scope="module")
-def kernel_env(tmp_path_factory, monkeypatch_module):
-    """A kernelspec for this interpreter on JUPYTER_PATH, and the FAST switch."""
-    jupyter = tmp_path_factory.mktemp("jupyter")
-    spec_dir = jupyter / "kernels" / KERNEL_NAME
-    spec_dir.mkdir(parents=True)
-    spec = {
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "keras_transformer tests",
-        "language": "python",
-    }
-    (spec_dir / "kernel.json").write_text(json.dumps(spec))
-    monkeypatch_module.setenv("JUPYTER_PATH", str(jupyter))
-    monkeypatch_module.setenv("KERAS_TRANSFORMER_FAST", "1")
-    monkeypatch_module.setenv("TF_CPP_MIN_LOG_LEVEL", "2")
-    monkeypatch_module.setenv("CUDA_VISIBLE_DEVICES", "")
-    return tmp_path_factory.mktemp("tutorial_runs")  # the notebooks' working directory
+# 2. Each notebook runs once; its executed copy is what the site shows.
 
 
 @pytest.fixture(scope="module")
-def monkeypatch_module():
+def kernel(tmp_path_factory):
+    """(kernel name, the notebooks' shared working directory), FAST switch set."""
     with pytest.MonkeyPatch.context() as patch:
-        yield patch
+        patch.setenv("CUDA_VISIBLE_DEVICES", "")  # the same CPU run wherever the suite runs
+        with notebook_outputs.kernel(tmp_path_factory.mktemp("jupyter")) as name:
+            yield name, tmp_path_factory.mktemp("tutorial_runs")
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
-def test_notebook_runs(path, kernel_env):
-    notebook = nbformat.read(path, as_version=4)
-    client = NotebookClient(
-        notebook,
-        kernel_name=KERNEL_NAME,
-        timeout=CELL_TIMEOUT,
-        resources={"metadata": {"path": str(kernel_env)}},
-    )
+def test_notebook_runs(path, kernel):
+    name, workdir = kernel
     start = time.perf_counter()
-    client.execute()  # raises CellExecutionError, with the cell and traceback, on failure
+    # Raises CellExecutionError, with the cell and traceback, on failure.
+    notebook = notebook_outputs.execute(path, name, workdir)
     print(f"{path.name}: {time.perf_counter() - start:.1f} s")
     assert all(
         output.get("output_type") != "error"
@@ -104,3 +118,216 @@ def test_notebook_runs(path, kernel_env):
         if cell.cell_type == "code"
         for output in cell.outputs
     )
+    copy = notebook_outputs.store(notebook, path)
+    assert notebook_outputs.current_copy(path) == copy
+
+
+# 3. The site, built once from the executed copies.
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    site_dir = tmp_path_factory.mktemp("site")
+    env = {
+        **os.environ,
+        "TF_CPP_MIN_LOG_LEVEL": "2",
+        "NO_MKDOCS_2_WARNING": "1",
+        "KERAS_TRANSFORMER_DOCS_EXECUTE": "0",
+    }
+    completed = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert completed.returncode == 0, completed.stdout[-5000:] + completed.stderr[-10000:]
+    return site_dir
+
+
+def test_strict_build_succeeds(site):
+    assert (site / "index.html").is_file()
+
+
+# 4. The built HTML.
+
+
+def _whole_title(notebook):
+    heading = nbformat.read(notebook, as_version=4).cells[0].source.splitlines()[0]
+    return re.sub(r"[`*]", "", heading[2:]).strip()
+
+
+def _text(page_html):
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page_html)).split())
+
+
+def test_every_tutorial_is_in_the_nav_under_its_whole_title(site):
+    config = (ROOT / "mkdocs.yml").read_text()
+    nav = _text((site / "index.html").read_text(encoding="utf-8"))
+    for notebook in NOTEBOOKS:
+        assert f"tutorials/{notebook.name}" in config, f"{notebook.name} is missing from the nav"
+        assert _page(site, notebook).is_file(), _page(site, notebook)
+        title = _whole_title(notebook)
+        assert title in nav, f"the navigation does not show {title!r} whole"
+
+
+def test_tutorial_contents_are_whole_and_link_to_their_headings(site):
+    """The table of contents of a notebook page: every heading, whole, each link working."""
+    for notebook in NOTEBOOKS:
+        page = _page(site, notebook).read_text(encoding="utf-8")
+        ids = set(re.findall(r'\bid="([^"]+)"', page))
+        links = re.findall(r'<a href="#([^"]+)" class="md-nav__link">(.*?)</a>', page, flags=re.S)
+        assert links, f"{notebook.name}: no table of contents"
+        broken = [anchor for anchor, _ in links if anchor not in ids]
+        assert not broken, f"{notebook.name}: contents link to missing headings {broken}"
+        headings = nbformat.read(notebook, as_version=4).cells
+        for cell in headings:
+            for line in cell.source.splitlines() if cell.cell_type == "markdown" else []:
+                if re.match(r"#{2,3} ", line):
+                    title = re.sub(r"[`*]", "", line.lstrip("#")).strip()
+                    entries = [_text(text) for _, text in links]
+                    assert title in entries, f"{notebook.name}: {title!r} not whole in {entries}"
+
+
+def test_every_tutorial_page_shows_its_plots(site):
+    counts = {
+        notebook.stem: _page(site, notebook).read_text(encoding="utf-8").count("<img")
+        for notebook in NOTEBOOKS
+    }
+    missing = [
+        notebook.name for notebook in NOTEBOOKS if notebook_outputs.current_copy(notebook) is None
+    ]
+    assert not missing, f"no executed copy of {missing}: run the notebook tests above first"
+    bare = [stem for stem, count in counts.items() if count == 0]
+    assert not bare, f"tutorial pages without a figure: {bare}; counts {counts}"
+    assert sum(counts.values()) >= MIN_TUTORIAL_IMAGES, counts
+
+
+def test_concepts_page_shows_its_figures(site):
+    page = (site / "concepts" / "index.html").read_text(encoding="utf-8")
+    for name in ("encoder_decoder.svg", "attention_masks.svg", "attention_weights.svg"):
+        assert f'src="../figures/{name}"' in page, name
+        figure = (site / "figures" / name).read_text(encoding="utf-8")
+        assert figure.lstrip().startswith("<?xml") and "<svg" in figure, name
+
+
+def test_api_reference_documents_the_public_names(site):
+    import keras_transformer
+
+    for name in API_PAGES:
+        page = (site / "api" / name / "index.html").read_text(encoding="utf-8")
+        subpackage = getattr(keras_transformer, name)
+        public = [n for n in getattr(subpackage, "__all__", []) if not n.startswith("_")]
+        assert public, name
+        for member in public:
+            value = getattr(subpackage, member)
+            # A submodule re-exported under another name is documented under its own.
+            path = (
+                value.__name__ if inspect.ismodule(value) else f"keras_transformer.{name}.{member}"
+            )
+            assert f'id="{path}"' in page, f"{name}.{member} undocumented (no id {path!r})"
+
+
+def test_api_formulas_are_math(site):
+    page = (site / "api" / "layers" / "index.html").read_text(encoding="utf-8")
+    assert page.count('class="arithmatex"') >= 5
+    assert "softmax(Q K^T" not in page
+
+
+def test_cli_page_shows_every_command_help(site):
+    from keras_transformer import cli
+
+    page = (site / "cli" / "index.html").read_text(encoding="utf-8")
+    assert "cli-help:" not in page
+    for command in cli.COMMANDS:
+        assert re.search(rf"usage: keras-transformer {command}\b", page), command
+
+
+def test_site_loads_nothing_from_another_host(site):
+    """Scripts, styles and fonts come from the site itself (MathJax included)."""
+    external = re.compile(
+        r"""<(?:script|link|img)\b[^>]*\b(?:src|href)=["']?(?:https?:)?//""", re.I
+    )
+    for page in sorted(site.rglob("*.html")):
+        found = external.findall(page.read_text(encoding="utf-8"))
+        assert not found, f"{page.relative_to(site)} loads {found[:3]}"
+    assert (site / "assets" / "mathjax" / "tex-chtml-full.js").is_file()
+    assert list((site / "assets" / "mathjax").rglob("*.woff")), "MathJax fonts not published"
+
+
+# 5. In a browser.
+
+
+def _math_spans(markdown: str) -> int:
+    """How many $$...$$ and $...$ formulas a notebook's markdown holds (code spans aside)."""
+    markdown = re.sub(r"```.*?```", " ", markdown, flags=re.S)
+    markdown = re.sub(r"`[^`\n]*`", " ", markdown)
+    display = len(re.findall(r"\$\$.+?\$\$", markdown, flags=re.S))
+    markdown = re.sub(r"\$\$.+?\$\$", " ", markdown, flags=re.S)
+    inline = len(re.findall(r"(?<![\\$])\$(?=\S)[^$\n]+?(?<=\S)\$", markdown))
+    return display + inline
+
+
+def _expected_math(site, url):
+    if url.startswith("tutorials/"):
+        notebook = TUTORIALS / f"{url.split('/')[1]}.ipynb"
+        cells = nbformat.read(notebook, as_version=4).cells
+        return _math_spans("\n\n".join(c.source for c in cells if c.cell_type == "markdown"))
+    return (site / url / "index.html").read_text(encoding="utf-8").count('class="arithmatex"')
+
+
+@pytest.fixture(scope="module")
+def served(site):
+    if docs_browser.chromium() is None:
+        pytest.fail(
+            "Chromium is needed to check the rendered site: 'apt-get install -y chromium' "
+            "(scripts/test.sh installs it when missing)"
+        )
+    with docs_browser.serve(site) as (base, requests):
+        yield base, requests
+
+
+def test_math_span_counter():
+    assert _math_spans(r"$a$ and $$b$$, `$c$`, a \$5 bill and $ 3 $ apples; $x_1$") == 3
+
+
+PAGES = [f"tutorials/{notebook.stem}/" for notebook in NOTEBOOKS] + ["concepts/", "api/layers/"]
+
+
+@pytest.mark.parametrize("url", PAGES)
+def test_math_is_rendered_in_the_browser(url, site, served):
+    base, requests = served
+    before = len(requests)
+    dom = docs_browser.rendered_dom(base + url)
+    text, tags = docs_browser.read_dom(dom)
+    expected = _expected_math(site, url)
+    if url.startswith(("tutorials/03_", "tutorials/10_", "concepts/", "api/layers/")):
+        assert expected > 0, f"{url}: no math found in the source"
+    rendered = tags.get("mjx-container", 0)
+    assert rendered >= expected, f"{url}: {rendered} rendered formulas for {expected} in the source"
+    assert not tags.get("mjx-merror"), f"{url}: MathJax could not typeset a formula"
+    raw = docs_browser.raw_tex(text)
+    assert not raw, f"{url}: raw TeX visible: {raw[:5]}"
+    missing = [(status, path) for status, path in requests[before:] if status >= 400]
+    assert not missing, f"{url}: the page asked for missing files: {missing}"
+
+
+@pytest.mark.parametrize(
+    "url, name",
+    [
+        ("tutorials/03_multi_head_causal_cross_attention/", "tutorial_03.png"),
+        ("concepts/", "concepts.png"),
+    ],
+)
+def test_screenshot_for_a_person_to_look_at(url, name, served):
+    import matplotlib.image
+
+    base, _ = served
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / name
+    path.unlink(missing_ok=True)
+    docs_browser.screenshot(base + url, path)
+    pixels = matplotlib.image.imread(path)
+    assert pixels.shape[0] >= 1000 and pixels.shape[1] >= 1000, pixels.shape
+    assert np.std(pixels[..., :3]) > 0.05, "the screenshot is blank"

@@ -1,6 +1,8 @@
-"""Analysis: analytic and measured complexity of Transformers and RNNs."""
+"""Analysis: analytic and measured complexity of Transformers and RNNs.
 
-from keras_transformer.analysis import plots
+`analysis.plots` is `keras_transformer.plots` (the figures), imported on first use.
+"""
+
 from keras_transformer.analysis.complexity import (
     LAYER_KINDS,
     apply_layer,
@@ -44,12 +46,6 @@ from keras_transformer.analysis.parameters import (
     feed_forward_parameters,
     transformer_parameters,
 )
-from keras_transformer.analysis.report import (
-    SIZES,
-    comparison_markdown,
-    run_comparison,
-    write_comparison,
-)
 from keras_transformer.analysis.timing import (
     first_length_slower,
     fit_time_curve,
@@ -58,7 +54,6 @@ from keras_transformer.analysis.timing import (
 )
 
 __all__ = [
-    "plots",
     "attention_parameters",
     "decoder_layer_parameters",
     "encoder_layer_parameters",
@@ -101,9 +96,13 @@ __all__ = [
     "long_range_experiment",
     "recall_accuracy",
     "recall_data",
-    # the whole comparison (report.py)
-    "SIZES",
-    "comparison_markdown",
-    "run_comparison",
-    "write_comparison",
+    "plots",
 ]
+
+
+def __getattr__(name: str):
+    if name == "plots":  # matplotlib only when a figure is wanted
+        import importlib
+
+        return importlib.import_module("keras_transformer.plots")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,19 +3,15 @@
 Builds the chosen models at one size, trains them on one fixed synthetic
 batch, round-robin in this process, and prints step time, non-padding target
 tokens per second, model FLOPs utilisation against a matmul timed alongside,
-and the ratios between variants (see `keras_transformer.benchmarking` for the
+and the ratios between variants (see `keras_transformer.measure.harness` for the
 FLOP formula and the peers). `--decoding` adds greedy decoding with and
 without the key/value cache. `--json` writes everything measured.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import time
-
 PRECISION_FLAGS = {"fp32": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
-# The names of keras_transformer.benchmarking.MODELS and SIZES, repeated here so that
+# The names of keras_transformer.measure.harness.MODELS and SIZES, repeated here so that
 # building the parser (`keras-transformer --help`) does not import TensorFlow.
 MODELS = ("ours", "keras_mha", "keras_hub", "tutorial")
 SIZES = ("tutorial", "base", "tiny")
@@ -72,91 +68,7 @@ def register(sub) -> None:
     p.set_defaults(func=_benchmark)
 
 
-def _positive(name: str, value: int) -> None:
-    if value < 1:
-        raise ValueError(f"--{name.replace('_', '-')} {value} must be a positive integer")
-
-
 def _benchmark(args) -> int:
-    import tensorflow as tf
+    from keras_transformer.measure.harness import main
 
-    from keras_transformer import benchmarking
-
-    tf.get_logger().setLevel("ERROR")
-    for name in ("steps", "repeats", "new_tokens", "decode_batch"):
-        _positive(name, getattr(args, name))
-    if args.json and os.path.isdir(args.json):
-        raise IsADirectoryError(f"--json {args.json} is a directory; pass a file name")
-    start = time.perf_counter()
-
-    def progress(message: str) -> None:
-        print(f"[{time.perf_counter() - start:6.1f}s] {message}", flush=True)
-
-    models = list(dict.fromkeys(args.models))
-    if "keras_hub" in models and not benchmarking.keras_hub_available():
-        print(
-            "note: KerasHub is not installed; skipping the keras_hub peer (pip install keras-hub)"
-        )
-        models.remove("keras_hub")
-    if not models:
-        raise ValueError("no model left to benchmark; pass --models ours (and peers)")
-    xla = {"off": (False,), "on": (True,), "both": (False, True)}[args.xla]
-    precisions = [PRECISION_FLAGS[p] for p in dict.fromkeys(args.precision)]
-    variants = [(m, jit, p) for p in precisions for jit in xla for m in models]
-
-    info = benchmarking.machine_info()
-    print("machine: " + benchmarking.describe_machine(info))
-    results = {"machine": info}
-    training = benchmarking.benchmark_training(
-        args.size,
-        variants,
-        steps=args.steps,
-        repeats=args.repeats,
-        memory=args.memory,
-        progress=progress,
-    )
-    results["training"] = training
-    size = training["size"]
-    print(
-        f"training, {args.size} size ({size['num_layers']} layers, d_model {size['d_model']}, "
-        f"{size['num_heads']} heads, dff {size['dff']}, vocabulary {size['vocab']}, batch "
-        f"{size['batch']} x length {size['length']}, {training['tokens_per_step']} non-padding "
-        f"tokens); matmul peak {training['matmul_peak_gflops']} GFLOP/s"
-    )
-    print(benchmarking.format_training_table(training))
-
-    if args.decoding:
-        from keras_transformer.models import build_transformer
-
-        progress("decoding: greedy search with and without the key/value cache")
-        model = build_transformer(
-            size["vocab"],
-            size["vocab"],
-            num_layers=size["num_layers"],
-            d_model=size["d_model"],
-            num_heads=size["num_heads"],
-            dff=size["dff"],
-            max_length=max(64, args.new_tokens + 1),
-        )
-        decoding = benchmarking.benchmark_decoding(
-            model,
-            new_tokens=args.new_tokens,
-            batch=args.decode_batch,
-            repeats=args.repeats,
-        )
-        results["decoding"] = decoding
-        print(
-            f"decoding {decoding['new_tokens']} tokens at batch {decoding['batch']}: "
-            f"cached {decoding['cached_tokens_per_s']:.0f} tokens/s, uncached "
-            f"{decoding['uncached_tokens_per_s']:.0f} tokens/s, cache speed-up "
-            f"{decoding['cache_speedup']:.2f}x"
-        )
-    if args.json:
-        directory = os.path.dirname(args.json)
-        if directory:
-            os.makedirs(directory, exist_ok=True)
-        with open(args.json, "w") as handle:
-            json.dump(results, handle, indent=2)
-        print(f"wrote {args.json}")
-    print(f"total {time.perf_counter() - start:.1f}s")
-    return 0
+    return main(args, PRECISION_FLAGS)

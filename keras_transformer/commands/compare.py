@@ -9,9 +9,6 @@ long-range recall accuracy of a Transformer, an RNN and a CNN.
 
 from __future__ import annotations
 
-import os
-import time
-
 
 def register(sub) -> None:
     p = sub.add_parser(
@@ -35,43 +32,6 @@ def register(sub) -> None:
 
 
 def _compare(args) -> int:
-    import tensorflow as tf
+    from keras_transformer.measure.report import main
 
-    from keras_transformer.analysis.report import run_comparison, write_comparison
-
-    # Every layer and model measured here traces its own tf.function; TensorFlow's
-    # "excessive retracing" notes are expected and would drown the progress lines.
-    tf.get_logger().setLevel("ERROR")
-
-    size = args.size or ("quick" if args.quick else "full")
-    out = args.out
-    if os.path.exists(out) and not os.path.isdir(out):
-        raise FileExistsError(f"--out {out} exists and is not a directory; pass another --out")
-    start = time.perf_counter()
-
-    def progress(message: str) -> None:
-        print(f"[{time.perf_counter() - start:6.1f}s] {message}", flush=True)
-
-    results = run_comparison(size, seed=args.seed, progress=progress)
-    paths = write_comparison(results, out)
-    print(f"wrote {paths['json']}, {paths['markdown']} and {len(paths) - 2} plots")
-    grad = results["gradients"]["curves"]
-    print(
-        "gradient norm ratio (farthest / distance 1): "
-        + ", ".join(f"{kind} {curve['decay_ratio']:.3g}" for kind, curve in grad.items())
-    )
-    fit = results["timing"]["self_attention_fit"]["quadratic_overtakes_linear_at"]
-    print(
-        "attention time: T^2 term overtakes the linear term from T = "
-        + (f"{fit:.0f}" if fit else "- (no positive quadratic fit)")
-    )
-    lr = results["long_range"]
-    for name, accuracy in lr["accuracy"].items():
-        pairs = ", ".join(f"{n}: {a:.2f}" for n, a in zip(lr["distances"], accuracy, strict=True))
-        print(f"recall accuracy {name}: {pairs}")
-    load = results["environment"].get("load_average")
-    print(
-        f"total {time.perf_counter() - start:.1f}s"
-        + (f" (load average {load} on {os.cpu_count()} cores at the start)" if load else "")
-    )
-    return 0
+    return main(args)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from keras_transformer._validation import NON_NEGATIVE, check_run_files
+
 
 def register(sub) -> None:
     p = sub.add_parser(
@@ -13,7 +15,12 @@ def register(sub) -> None:
     p.add_argument("--out", required=True, help="model base directory (versions go inside)")
     p.add_argument("--version", type=int, default=None, help="default: next free version")
     p.add_argument("--beam-size", type=int, default=1, help="1 = greedy search (default)")
-    p.add_argument("--alpha", type=float, default=0.6, help="beam search length-penalty exponent")
+    p.add_argument(
+        "--alpha",
+        type=NON_NEGATIVE,
+        default=0.6,
+        help="beam search length-penalty exponent (a finite number >= 0)",
+    )
     p.set_defaults(func=run)
 
 
@@ -23,6 +30,7 @@ def run(args) -> int:
     from keras_transformer.inference.translator import check_beam_size
 
     check_beam_size(args.beam_size)  # before loading the model
+    check_run_files(args.run_dir)
     translator = Translator.from_run_dir(args.run_dir)
     path = export_translator(
         translator, args.out, args.version, beam_size=args.beam_size, alpha=args.alpha

@@ -4,12 +4,24 @@ Options may come before, between or after the texts
 (`translate RUN --no-cache "text"` and `translate RUN "text" --beam-size 4`
 both work). An empty or whitespace-only text (or stdin line) translates to an
 empty line, so output line `i` is always the translation of input `i`.
+
+Lines from stdin are read and translated `--batch-size` at a time, and each
+batch's translations are flushed at once, so long files stream and a terminal
+gets each translation after its line. A progress count goes to stderr when
+stderr is a terminal. When the reader closes the pipe (`... | head -1`), the
+command stops quietly with exit status 0. A line that is not valid UTF-8 is an
+error naming its line number.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from collections.abc import Iterable, Iterator
+
+from keras_transformer._validation import NON_NEGATIVE, OneLineArgumentParser, check_run_files
+from keras_transformer.errors import UserInputError
 
 DESCRIPTION = (
     "Translate each TEXT (or each line of stdin when no TEXT is given); prints one "
@@ -19,7 +31,12 @@ DESCRIPTION = (
 
 def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--beam-size", type=int, default=1, help="1 = greedy search (default)")
-    p.add_argument("--alpha", type=float, default=0.6, help="beam search length-penalty exponent")
+    p.add_argument(
+        "--alpha",
+        type=NON_NEGATIVE,
+        default=0.6,
+        help="beam search length-penalty exponent (a finite number >= 0)",
+    )
     p.add_argument(
         "--no-cache",
         action="store_true",
@@ -27,9 +44,11 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--jit-compile",
-        action="store_true",
+        choices=("auto", "on", "off"),
+        default="auto",
         help="compile the search with XLA (tokenization stays outside); pays on GPUs and for "
-        "long outputs, costs a compilation per input shape",
+        "long outputs, costs a compilation per input shape. auto (default): on when a GPU "
+        "is present",
     )
     p.add_argument(
         "--max-length",
@@ -37,7 +56,12 @@ def _add_options(p: argparse.ArgumentParser) -> None:
         default=None,
         help="tokens per sequence (default: the run's; at most the model's position table)",
     )
-    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        default=32,
+        help="texts translated together; each batch is printed and flushed when done",
+    )
 
 
 def register(sub) -> None:
@@ -60,7 +84,7 @@ def register(sub) -> None:
 
 def _parse_texts_and_options(args) -> argparse.Namespace:
     """Options given among or after the texts, on top of those given before RUN_DIR."""
-    parser = argparse.ArgumentParser(prog="keras-transformer translate", description=DESCRIPTION)
+    parser = OneLineArgumentParser(prog="keras-transformer translate", description=DESCRIPTION)
     parser.add_argument("texts", nargs="*")
     _add_options(parser)
     namespace = argparse.Namespace(**{k: v for k, v in vars(args).items() if k != "texts"})
@@ -73,17 +97,80 @@ def run(args) -> int:
 
     args = _parse_texts_and_options(args)
     if args.batch_size < 1:
-        raise ValueError(f"--batch-size must be >= 1; received {args.batch_size}.")
+        raise UserInputError(f"--batch-size must be >= 1; received {args.batch_size}.")
     check_beam_size(args.beam_size)  # before loading the model
+    check_run_files(args.run_dir)
     translator = Translator.from_run_dir(
         args.run_dir,
         use_cache=not args.no_cache,
         max_length=args.max_length,
-        jit_compile=args.jit_compile,
+        jit_compile=_use_xla(args.jit_compile),
     )
-    texts = args.texts or [line.rstrip("\r\n") for line in sys.stdin]
-    for begin in range(0, len(texts), args.batch_size):
-        batch = texts[begin : begin + args.batch_size]
-        for line in translator(batch, beam_size=args.beam_size, alpha=args.alpha):
-            print(line)
+    interactive = not args.texts and sys.stdin.isatty()
+    texts = args.texts or _stdin_lines()
+    progress = sys.stderr.isatty() and not interactive
+    done = 0
+    try:
+        for batch in _batches(texts, 1 if interactive else args.batch_size):
+            lines = translator(batch, beam_size=args.beam_size, alpha=args.alpha)
+            sys.stdout.write("".join(f"{line}\n" for line in lines))
+            sys.stdout.flush()
+            done += len(batch)
+            if progress:
+                print(f"\rtranslate: {done} lines", end="", file=sys.stderr, flush=True)
+    except BrokenPipeError:
+        _silence_stdout()
+        return 0
+    finally:
+        if progress and done:
+            print(file=sys.stderr)
     return 0
+
+
+def _use_xla(setting: str) -> bool:
+    """`auto`: XLA when a GPU is present (as `train --jit-compile auto`)."""
+    if setting == "auto":
+        import tensorflow as tf
+
+        return bool(tf.config.list_physical_devices("GPU"))
+    return setting == "on"
+
+
+def _stdin_lines() -> Iterator[str]:
+    """stdin one line at a time, without its line end; invalid UTF-8 names the line."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:  # a text stream (tests, embedding programs)
+        yield from (line.rstrip("\r\n") for line in sys.stdin)
+        return
+    for number, raw in enumerate(stream, start=1):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise UserInputError(
+                f"stdin line {number} is not valid UTF-8 (byte {error.start + 1} of the line is "
+                f"0x{raw[error.start]:02x}); convert the input first, e.g. "
+                "`iconv -f latin1 -t utf-8`."
+            ) from None
+        yield text.rstrip("\r\n")
+
+
+def _batches(texts: Iterable[str], size: int) -> Iterator[list[str]]:
+    batch = []
+    for text in texts:
+        batch.append(text)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _silence_stdout() -> None:
+    """After the reader left: send stdout to /dev/null so the final flush at exit is quiet."""
+    try:
+        descriptor = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (tests)
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, descriptor)
+    os.close(null)

@@ -13,6 +13,7 @@ import os
 
 from keras_transformer.data._checks import check_int
 from keras_transformer.data.task import SPLITS, Task
+from keras_transformer.errors import MissingExtraError
 
 TFDS_NAME = "ted_hrlr_translate/pt_to_en"
 
@@ -39,11 +40,11 @@ def ted_hrlr_pt_en_task(
     """
     try:
         import tensorflow_datasets as tfds
-    except ImportError as error:
-        raise ImportError(
-            "load_task('ted_hrlr_pt_en') needs tensorflow-datasets; install it with "
-            "`pip install tensorflow-datasets`"
-        ) from error
+    except ImportError:
+        raise MissingExtraError(
+            "--task ted_hrlr_pt_en needs tensorflow-datasets, an optional dependency; install "
+            'it with: pip install "keras_transformer[ted]"'
+        ) from None
     sizes = {"train": num_train, "validation": num_validation, "test": num_test}
     for name, size in sizes.items():
         if size is not None:

@@ -12,7 +12,9 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from keras_transformer.data.batches import encode_prompts
 from keras_transformer.inference.incremental import IncrementalDecoder
+from keras_transformer.inference.search import continue_tokens
 
 
 def filter_logits(logits, *, temperature: float = 1.0, top_k=None, top_p=None):
@@ -133,28 +135,55 @@ def generate(
     decoder = IncrementalDecoder(model, max_length, use_cache=use_cache)
     buffer = np.zeros((len(prompts), max_length), "int32")
     buffer[:, : prompts.shape[1]] = prompts
-    end = -1 if end_id is None else end_id
+
+    def choose(logits, t):
+        filtered = filter_logits(logits, temperature=temperature, top_k=top_k, top_p=top_p)
+        seeds = tf.stack([tf.constant(seed, tf.int32), tf.cast(t, tf.int32)])
+        return tf.random.stateless_categorical(filtered, 1, seed=seeds, dtype=tf.int32)[:, 0]
 
     @tf.function
     def run(tokens, prompt_lengths):
-        batch = tf.shape(tokens)[0]
-        state = decoder.initial_state(batch_size=batch)
-        done = tf.zeros([batch], tf.bool)
-        for t in tf.range(max_length - 1):
-            logits, state = decoder.step(tokens, t, state)
-            if sample:
-                filtered = filter_logits(logits, temperature=temperature, top_k=top_k, top_p=top_p)
-                token = tf.random.stateless_categorical(
-                    filtered, 1, seed=tf.stack([seed, t]), dtype=tf.int32
-                )[:, 0]
-            else:
-                token = tf.argmax(logits, axis=-1, output_type=tf.int32)
-            in_prompt = t + 1 < prompt_lengths
-            token = tf.where(in_prompt, tokens[:, t + 1], tf.where(done, 0, token))
-            done = tf.logical_or(done, tf.logical_and(~in_prompt, tf.equal(token, end)))
-            tokens = tf.tensor_scatter_nd_update(
-                tokens, tf.stack([tf.range(batch), tf.fill([batch], t + 1)], axis=1), token
-            )
-        return tokens
+        state = decoder.initial_state(batch_size=tf.shape(tokens)[0])
+        end = -1 if end_id is None else end_id
+        return continue_tokens(
+            decoder, tokens, prompt_lengths, state, end_id=end, choose=choose if sample else None
+        )
 
     return run(tf.constant(buffer), tf.constant(lengths, tf.int32)).numpy()
+
+
+def translate_by_prefix(
+    model: keras.Model, tokenizer, sources: list[str], max_length: int, *, batch_size: int = 256
+) -> list[str]:
+    """Greedy translations of `sources` by a decoder-only model (KV cache).
+
+    The prompt is `[START] source [SEP]` (`data.batches.encode_prompts`); the
+    continuation up to `[END]` is the translation.
+
+    Args:
+        model: a `build_language_model` trained on `prefix_sequences`.
+        tokenizer: its joint tokenizer.
+        sources: source strings.
+        max_length: longest framed side (the target gets `max_length - 1` steps).
+        batch_size: prompts decoded together.
+
+    Returns:
+        The detokenized targets, in order.
+    """
+    results: list[str] = []
+    for begin in range(0, len(sources), batch_size):
+        prompts = encode_prompts(sources[begin : begin + batch_size], tokenizer, max_length)
+        prompts = prompts.to_tensor(default_value=0).numpy()
+        lengths = (prompts != 0).sum(axis=1)
+        tokens = generate(
+            model, prompts, max_length=prompts.shape[1] + max_length - 1, end_id=tokenizer.end_id
+        )
+        continuations = []
+        for row, length in zip(tokens, lengths, strict=True):
+            generated = list(row[length:])
+            if tokenizer.end_id in generated:
+                generated = generated[: generated.index(tokenizer.end_id)]
+            continuations.append(generated)
+        ragged = tf.ragged.constant(continuations, dtype=tf.int32, ragged_rank=1)
+        results.extend(t.decode("utf-8") for t in tokenizer.detokenize(ragged).numpy())
+    return results

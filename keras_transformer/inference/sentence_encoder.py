@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Sequence
 
 import keras
 import numpy as np
 
+from keras_transformer.data import WordPieceTokenizer
 from keras_transformer.data.pipeline import encode_source
 from keras_transformer.layers.sequence_pooling import SequencePooling
 
@@ -136,3 +139,33 @@ def retrieval_accuracy(
         )
     nearest = encoder.similarity(queries, targets).argmax(axis=1)
     return float(np.mean(nearest == np.arange(len(queries))))
+
+
+def load_sentence_encoder(run_dir: str) -> SentenceEncoder:
+    """The `SentenceEncoder` of a `keras-transformer train --architecture dual-encoder` run.
+
+    Args:
+        run_dir: the run directory (`model.keras`, `tokenizers/joint/`, `config.json`).
+
+    Returns:
+        A `SentenceEncoder` over the trained shared encoder, with the run's
+        pooling and `max_length`.
+    """
+    paths = [os.path.join(run_dir, name) for name in ("config.json", "model.keras")]
+    missing = [os.path.basename(p) for p in paths if not os.path.isfile(p)]
+    if missing:
+        raise FileNotFoundError(
+            f"{run_dir} is not a finished dual-encoder run directory (missing {missing})."
+        )
+    with open(paths[0]) as handle:
+        config = json.load(handle)
+    if config.get("architecture") != "dual-encoder":
+        raise ValueError(f"{run_dir} is not a dual-encoder run (config.json architecture).")
+    model = keras.models.load_model(paths[1], safe_mode=True)
+    tokenizer = WordPieceTokenizer.load(os.path.join(run_dir, "tokenizers", "joint"))
+    return SentenceEncoder(
+        model.get_layer("sentence_encoder"),
+        tokenizer,
+        pooling=config.get("pooling", "mean"),
+        max_length=config["max_length"],
+    )

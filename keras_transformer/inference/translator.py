@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import keras
 import tensorflow as tf
 
+from keras_transformer._validation import check_run_files
 from keras_transformer.data import WordPieceTokenizer, encode_source
 from keras_transformer.inference.incremental import IncrementalDecoder, _is_int, position_limit
 from keras_transformer.inference.search import beam_search, greedy_search
@@ -129,6 +130,7 @@ class Translator(tf.Module):
                 f"{', '.join(os.path.relpath(p, run_dir) for p in missing)}. Pass the --out "
                 "directory of a finished training run."
             )
+        check_run_files(run_dir)  # a damaged config.json or model.keras says so
         config_path = os.path.join(run_dir, "config.json")
         config = {}
         if os.path.isfile(config_path):

@@ -6,21 +6,25 @@ models made of them load with `keras.models.load_model(path, safe_mode=True)`.
 """
 
 from keras_transformer.layers.add_norm import AddNorm
+from keras_transformer.layers.apply_padding_mask import ApplyPaddingMask
 from keras_transformer.layers.attention import MultiHeadAttention, scaled_dot_product_attention
 from keras_transformer.layers.attention_blocks import CrossAttention, SelfAttention
 from keras_transformer.layers.decoder_layer import DecoderLayer
 from keras_transformer.layers.encoder_layer import EncoderLayer
 from keras_transformer.layers.feed_forward import FeedForward
+from keras_transformer.layers.in_batch_similarity import InBatchSimilarity
 from keras_transformer.layers.padding_mask import PaddingMask
 from keras_transformer.layers.positional_embedding import PositionalEmbedding, positional_encoding
 from keras_transformer.layers.sequence_pooling import SequencePooling
 
 __all__ = [
+    "ApplyPaddingMask",
     "AddNorm",
     "CrossAttention",
     "DecoderLayer",
     "EncoderLayer",
     "FeedForward",
+    "InBatchSimilarity",
     "MultiHeadAttention",
     "PaddingMask",
     "PositionalEmbedding",

@@ -7,7 +7,7 @@ import keras
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
 class AddNorm(keras.layers.Layer):
-    """`LayerNorm(x + sublayer(x))`, or the pre-LN `x + sublayer(LayerNorm(x))`.
+    r"""$\mathrm{LayerNorm}(x + \mathrm{Sublayer}(x))$, or the pre-LN $x + \mathrm{Sublayer}(\mathrm{LayerNorm}(x))$.
 
     Every sub-layer of the Transformer is wrapped in a residual connection
     followed by layer normalization (post-LN, the paper's choice, the default).

@@ -65,12 +65,16 @@ def causal_mask(q_len, kv_len, offset=0):
 
 
 def scaled_dot_product_attention(query, key, value, mask=None):
-    """Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V, from scratch.
+    r"""Scaled dot-product attention, $\mathrm{softmax}(QK^\top/\sqrt{d_k})\,V$, from scratch.
 
-    Section 3.2.1 of the paper. Each query is compared with every key by a dot
-    product, scaled by `1 / sqrt(d_k)` so the logits do not grow with the key
-    size, turned into weights by a softmax over the keys, and used to average
-    the values. The softmax runs in float32 even under mixed precision.
+    Section 3.2.1 of the paper:
+
+    $$\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\left(\frac{QK^\top}{\sqrt{d_k}}\right)V.$$
+
+    Each query is compared with every key by a dot product, scaled by
+    $1/\sqrt{d_k}$ so the logits do not grow with the key size, turned into
+    weights by a softmax over the keys, and used to average the values. The
+    softmax runs in float32 even under mixed precision.
 
     Masking: `mask` is boolean, `True` where a query may attend to a key; masked
     keys get weight exactly 0. A query whose keys are all masked gets all-zero
@@ -114,10 +118,13 @@ def scaled_dot_product_attention(query, key, value, mask=None):
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
 class MultiHeadAttention(keras.layers.Layer):
-    """Multi-head attention (section 3.2.2), from scratch, Keras-compatible.
+    r"""Multi-head attention (section 3.2.2), from scratch, Keras-compatible.
 
-    The query, key and value are each projected into `num_heads` heads of size
-    `key_dim` (values: `value_dim`), every head runs scaled dot-product
+    $$\mathrm{MultiHead}(Q, K, V) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\,W^O,
+    \quad \mathrm{head}_i = \mathrm{Attention}(QW_i^Q, KW_i^K, VW_i^V).$$
+
+    The query, key and value are each projected into $h$ = `num_heads` heads of
+    size `key_dim` (values: `value_dim`), every head runs scaled dot-product
     attention on its own, and the heads are concatenated and projected back to
     the query's last dimension (or `output_shape`).
 

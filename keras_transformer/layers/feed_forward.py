@@ -10,7 +10,7 @@ from keras_transformer.layers.add_norm import AddNorm
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
 class FeedForward(keras.layers.Layer):
-    """`FFN(x) = max(0, x W1 + b1) W2 + b2`, with dropout and Add & Norm.
+    r"""$\mathrm{FFN}(x) = \max(0,\, xW_1 + b_1)\,W_2 + b_2$, with dropout and Add & Norm.
 
     Two dense layers applied to every position separately and identically
     (a 1x1 convolution), widening `d_model` to `dff` and back. Wrapped, like

@@ -12,10 +12,14 @@ from keras_transformer._validation import check_positive_int
 
 
 def positional_encoding(length: int, depth: int) -> np.ndarray:
-    """The paper's sinusoidal position encoding, shape `(length, depth)`.
+    r"""The paper's sinusoidal position encoding, shape `(length, depth)`.
 
-    Section 3.5: `PE[pos, 2i] = sin(pos / 10000^(2i/depth))` and
-    `PE[pos, 2i+1] = cos(pos / 10000^(2i/depth))`: even columns hold sines and
+    Section 3.5, with $d$ = `depth`:
+
+    $$PE_{(pos,\,2i)} = \sin\left(pos / 10000^{2i/d}\right), \quad
+    PE_{(pos,\,2i+1)} = \cos\left(pos / 10000^{2i/d}\right):$$
+
+    even columns hold sines and
     odd columns cosines of the same frequency, interleaved as in the paper (the
     TensorFlow tutorial concatenates all sines then all cosines, an equivalent
     permutation of the columns). Each pair of columns is a rotation at its own
@@ -51,13 +55,13 @@ def positional_encoding(length: int, depth: int) -> np.ndarray:
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
 class PositionalEmbedding(keras.layers.Layer):
-    """Token embedding scaled by sqrt(d_model), plus a position encoding.
+    r"""Token embedding scaled by $\sqrt{d_{model}}$, plus a position encoding.
 
     Self-attention is permutation-equivariant: without position information a
     Transformer cannot tell "dog bites man" from "man bites dog". This layer
     adds the paper's fixed sinusoid (or, with `learned_positions=True`, a
     trainable position embedding) to the token embedding. The token embedding
-    is multiplied by `sqrt(d_model)` (section 3.4) so that it is not drowned by
+    is multiplied by $\sqrt{d_{model}}$ (section 3.4) so that it is not drowned by
     the position signal, whose entries are of size 1.
 
     Masking: with `mask_zero=True` (the default) token id 0 is padding and the

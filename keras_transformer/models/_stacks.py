@@ -7,58 +7,13 @@ Functional graph whose layers are named `encoder_layer_0`, `decoder_layer_0`,
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
-
 import keras
 
-from keras_transformer._validation import (
-    check_divisible,
-    check_positive_int,
-    check_rate,
-)
+from keras_transformer._validation import check_positive_int
 from keras_transformer.layers import DecoderLayer, EncoderLayer, PaddingMask, PositionalEmbedding
+from keras_transformer.models.config import TransformerConfig
 
-
-@dataclass(frozen=True)
-class StackConfig:
-    """Hyperparameters shared by the stacks, validated once."""
-
-    num_layers: int = 4
-    d_model: int = 128
-    num_heads: int = 8
-    dff: int = 512
-    dropout: float = 0.1
-    attention_dropout: float = 0.0
-    max_length: int = 512
-    norm_first: bool = False
-    learned_positions: bool = False
-    activation: str = "relu"
-
-    def __post_init__(self):
-        for name in ("num_layers", "d_model", "num_heads", "dff", "max_length"):
-            check_positive_int(name, getattr(self, name))
-        check_rate("dropout", self.dropout)
-        check_rate("attention_dropout", self.attention_dropout)
-        check_divisible(self.d_model, self.num_heads)
-
-    def layer_kwargs(self) -> dict:
-        return {
-            "num_heads": self.num_heads,
-            "dff": self.dff,
-            "dropout": self.dropout,
-            "attention_dropout": self.attention_dropout,
-            "activation": self.activation,
-            "norm_first": self.norm_first,
-        }
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def pick(cls, arguments: dict) -> StackConfig:
-        """The config from a builder's arguments (`locals()`); other keys are ignored."""
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in arguments.items() if k in names})
+StackConfig = TransformerConfig  # the name the stacks were written with
 
 
 def token_input(name: str) -> keras.KerasTensor:

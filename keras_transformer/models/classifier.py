@@ -7,13 +7,13 @@ import keras
 from keras_transformer._validation import check_positive_int
 from keras_transformer.layers.sequence_pooling import SequencePooling
 from keras_transformer.models._stacks import (
-    StackConfig,
     embed,
     embedding,
     encoder_stack,
     outputs,
     token_input,
 )
+from keras_transformer.models.config import TransformerConfig
 
 
 def build_classifier(
@@ -21,17 +21,10 @@ def build_classifier(
     num_classes: int,
     *,
     pooling: str = "cls",
-    num_layers: int = 2,
-    d_model: int = 128,
-    num_heads: int = 8,
-    dff: int = 512,
-    dropout: float = 0.1,
-    attention_dropout: float = 0.0,
-    max_length: int = 512,
-    norm_first: bool = False,
-    learned_positions: bool = False,
+    config: TransformerConfig | None = None,
     return_attention_scores: bool = False,
     name: str = "classifier",
+    **sizes,
 ) -> keras.Model:
     """Encoder-only Transformer that maps a sequence to class logits.
 
@@ -44,9 +37,10 @@ def build_classifier(
         vocab_size: number of token ids (0 is padding).
         num_classes: number of classes.
         pooling: `"cls"` or `"mean"`.
-        num_layers, d_model, num_heads, dff, dropout, attention_dropout,
-        max_length, norm_first, learned_positions, return_attention_scores:
-            as in `build_encoder`.
+        config: a `TransformerConfig`; None for its defaults.
+        **sizes: `TransformerConfig` fields as keywords (`num_layers=2`,
+            `d_model=64`, ...), replacing the config's values.
+        return_attention_scores: as in `build_encoder`.
         name: model name.
 
     Returns:
@@ -64,12 +58,12 @@ def build_classifier(
         raise ValueError(
             f"pooling must be one of {SequencePooling.MODES}; received pooling={pooling!r}."
         )
-    cfg = StackConfig.pick(locals())
+    cfg = TransformerConfig.resolve(config, sizes)
     ids = token_input("tokens")
     scores = {} if return_attention_scores else None
     padding_mask, x = embed(ids, embedding(vocab_size, cfg, "encoder_embedding"), cfg, "encoder")
     x = encoder_stack(x, padding_mask, cfg, scores)
     pooled = SequencePooling(pooling, name=f"{pooling}_pooling")(x, padding_mask=padding_mask)
-    pooled = keras.layers.Dropout(dropout, name="pooled_dropout")(pooled)
+    pooled = keras.layers.Dropout(cfg.dropout, name="pooled_dropout")(pooled)
     logits = keras.layers.Dense(num_classes, dtype="float32", name="logits")(pooled)
     return keras.Model(ids, outputs(logits, scores), name=name)

@@ -5,29 +5,22 @@ from __future__ import annotations
 import keras
 
 from keras_transformer.models._stacks import (
-    StackConfig,
     decoder_stack,
     embed,
     embedding,
     outputs,
     token_input,
 )
+from keras_transformer.models.config import TransformerConfig
 
 
 def build_decoder(
     vocab_size: int,
     *,
-    num_layers: int = 4,
-    d_model: int = 128,
-    num_heads: int = 8,
-    dff: int = 512,
-    dropout: float = 0.1,
-    attention_dropout: float = 0.0,
-    max_length: int = 512,
-    norm_first: bool = False,
-    learned_positions: bool = False,
+    config: TransformerConfig | None = None,
     return_attention_scores: bool = False,
     name: str = "decoder",
+    **sizes,
 ) -> keras.Model:
     """The decoder stack with its output projection, as a Functional model.
 
@@ -43,8 +36,9 @@ def build_decoder(
 
     Args:
         vocab_size: target vocabulary size.
-        num_layers, d_model, num_heads, dff, dropout, attention_dropout,
-        max_length, norm_first, learned_positions: as in `build_encoder`.
+        config: a `TransformerConfig`; None for its defaults.
+        **sizes: `TransformerConfig` fields as keywords (`num_layers=2`,
+            `d_model=64`, ...), replacing the config's values.
         return_attention_scores: output a dict with `"logits"` and every
             layer's self- and cross-attention weights.
         name: model name.
@@ -62,9 +56,9 @@ def build_decoder(
     >>> tuple(logits.shape)
     (1, 3, 50)
     """
-    cfg = StackConfig.pick(locals())
+    cfg = TransformerConfig.resolve(config, sizes)
     ids = token_input("target")
-    context = keras.Input(shape=(None, d_model), name="context")
+    context = keras.Input(shape=(None, cfg.d_model), name="context")
     context_mask = keras.Input(shape=(None,), dtype="bool", name="context_padding_mask")
     scores = {} if return_attention_scores else None
     padding_mask, x = embed(ids, embedding(vocab_size, cfg, "decoder_embedding"), cfg, "decoder")

@@ -5,30 +5,23 @@ from __future__ import annotations
 import keras
 
 from keras_transformer.models._stacks import (
-    StackConfig,
     decoder_stack,
     embed,
     embedding,
     outputs,
     token_input,
 )
+from keras_transformer.models.config import TransformerConfig
 
 
 def build_language_model(
     vocab_size: int,
     *,
-    num_layers: int = 4,
-    d_model: int = 128,
-    num_heads: int = 8,
-    dff: int = 512,
-    dropout: float = 0.1,
-    attention_dropout: float = 0.0,
-    max_length: int = 512,
+    config: TransformerConfig | None = None,
     tie_embeddings: bool = False,
-    norm_first: bool = False,
-    learned_positions: bool = False,
     return_attention_scores: bool = False,
     name: str = "language_model",
+    **sizes,
 ) -> keras.Model:
     """Decoder-only Transformer: causal self-attention, no cross-attention.
 
@@ -38,8 +31,9 @@ def build_language_model(
 
     Args:
         vocab_size: number of token ids (0 is padding).
-        num_layers, d_model, num_heads, dff, dropout, attention_dropout,
-        max_length, norm_first, learned_positions: as in `build_encoder`.
+        config: a `TransformerConfig`; None for its defaults.
+        **sizes: `TransformerConfig` fields as keywords (`num_layers=2`,
+            `d_model=64`, ...), replacing the config's values.
         tie_embeddings: use the token embedding matrix as the output projection.
         return_attention_scores: output a dict with `"logits"` and every layer's
             `"decoder_layer_{i}_self_attention"` weights.
@@ -56,7 +50,7 @@ def build_language_model(
     >>> tuple(lm(np.array([[2, 7, 9]])).shape)
     (1, 3, 60)
     """
-    cfg = StackConfig.pick(locals())
+    cfg = TransformerConfig.resolve(config, sizes)
     ids = token_input("tokens")
     scores = {} if return_attention_scores else None
     token_embedding = embedding(vocab_size, cfg, "decoder_embedding")

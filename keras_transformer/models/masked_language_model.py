@@ -5,28 +5,21 @@ from __future__ import annotations
 import keras
 
 from keras_transformer.models._stacks import (
-    StackConfig,
     embed,
     embedding,
     encoder_stack,
     token_input,
 )
+from keras_transformer.models.config import TransformerConfig
 
 
 def build_masked_language_model(
     vocab_size: int,
     *,
-    num_layers: int = 2,
-    d_model: int = 128,
-    num_heads: int = 8,
-    dff: int = 512,
-    dropout: float = 0.1,
-    attention_dropout: float = 0.0,
-    max_length: int = 512,
-    norm_first: bool = False,
-    learned_positions: bool = False,
+    config: TransformerConfig | None = None,
     tie_embeddings: bool = True,
     name: str = "masked_language_model",
+    **sizes,
 ) -> keras.Model:
     """Encoder with a head that predicts the original token at every position.
 
@@ -44,8 +37,9 @@ def build_masked_language_model(
 
     Args:
         vocab_size: number of token ids (0 is padding).
-        num_layers, d_model, num_heads, dff, dropout, attention_dropout,
-        max_length, norm_first, learned_positions: as in `build_encoder`.
+        config: a `TransformerConfig`; None for its defaults.
+        **sizes: `TransformerConfig` fields as keywords (`num_layers=2`,
+            `d_model=64`, ...), replacing the config's values.
         tie_embeddings: score the output against the token embedding matrix
             (BERT's choice: words predicted in the same contexts get similar
             *input* embeddings, which is what fine-tuning inherits) instead of
@@ -67,12 +61,12 @@ def build_masked_language_model(
         Devlin et al., "BERT: Pre-training of Deep Bidirectional Transformers
         for Language Understanding", 2019.
     """
-    cfg = StackConfig.pick(locals())
+    cfg = TransformerConfig.resolve(config, sizes)
     ids = token_input("tokens")
     token_embedding = embedding(vocab_size, cfg, "encoder_embedding")
     padding_mask, x = embed(ids, token_embedding, cfg, "encoder")
     x = encoder_stack(x, padding_mask, cfg, None)  # (batch, seq_len, d_model)
-    x = keras.layers.Dense(d_model, activation="gelu", name="mlm_transform")(x)
+    x = keras.layers.Dense(cfg.d_model, activation="gelu", name="mlm_transform")(x)
     x = keras.layers.LayerNormalization(epsilon=1e-6, name="mlm_norm")(x)
     if tie_embeddings:  # scores against every token's input embedding, as BERT does
         logits = token_embedding(x, reverse=True)  # (batch, seq_len, vocab_size), float32

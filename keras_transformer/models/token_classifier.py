@@ -5,15 +5,8 @@ from __future__ import annotations
 import keras
 
 from keras_transformer._validation import check_positive_int
-from keras_transformer.models._stacks import (
-    StackConfig,
-    decoder_stack,
-    embed,
-    embedding,
-    encoder_stack,
-    outputs,
-    token_input,
-)
+from keras_transformer.models import _stacks as stacks
+from keras_transformer.models.config import TransformerConfig
 
 
 def build_token_classifier(
@@ -21,17 +14,10 @@ def build_token_classifier(
     num_classes: int,
     *,
     causal: bool = False,
-    num_layers: int = 2,
-    d_model: int = 128,
-    num_heads: int = 8,
-    dff: int = 512,
-    dropout: float = 0.1,
-    attention_dropout: float = 0.0,
-    max_length: int = 512,
-    norm_first: bool = False,
-    learned_positions: bool = False,
+    config: TransformerConfig | None = None,
     return_attention_scores: bool = False,
     name: str | None = None,
+    **sizes,
 ) -> keras.Model:
     """Transformer stack with a `Dense` head at every position (token classification).
 
@@ -47,8 +33,9 @@ def build_token_classifier(
         vocab_size: number of token ids (0 is padding).
         num_classes: classes per position.
         causal: causal self-attention (decoder-only) instead of global (encoder).
-        num_layers, d_model, num_heads, dff, dropout, attention_dropout,
-        max_length, norm_first, learned_positions: as in `build_encoder`.
+        config: a `TransformerConfig`; None for its defaults.
+        **sizes: `TransformerConfig` fields as keywords (`num_layers=2`,
+            `d_model=64`, ...), replacing the config's values.
         return_attention_scores: output a dict with `"logits"` and every layer's
             self-attention weights `(batch, num_heads, seq_len, seq_len)`.
         name: model name (default `"token_classifier"` or `"causal_token_classifier"`).
@@ -69,17 +56,19 @@ def build_token_classifier(
     True
     """
     check_positive_int("num_classes", num_classes)
-    cfg = StackConfig.pick(locals())
+    cfg = TransformerConfig.resolve(config, sizes)
     prefix = "decoder" if causal else "encoder"
-    ids = token_input("tokens")
+    ids = stacks.token_input("tokens")
     scores = {} if return_attention_scores else None
-    padding_mask, x = embed(ids, embedding(vocab_size, cfg, f"{prefix}_embedding"), cfg, prefix)
+    padding_mask, x = stacks.embed(
+        ids, stacks.embedding(vocab_size, cfg, f"{prefix}_embedding"), cfg, prefix
+    )
     if causal:
-        x = decoder_stack(x, padding_mask, None, None, cfg, scores)
+        x = stacks.decoder_stack(x, padding_mask, None, None, cfg, scores)
     else:
-        x = encoder_stack(x, padding_mask, cfg, scores)
-    x = keras.layers.Dropout(dropout, name="head_dropout")(x)
+        x = stacks.encoder_stack(x, padding_mask, cfg, scores)
+    x = keras.layers.Dropout(cfg.dropout, name="head_dropout")(x)
     logits = keras.layers.Dense(num_classes, dtype="float32", name="logits")(x)
     if name is None:
         name = "causal_token_classifier" if causal else "token_classifier"
-    return keras.Model(ids, outputs(logits, scores), name=name)
+    return keras.Model(ids, stacks.outputs(logits, scores), name=name)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import keras
 
 from keras_transformer.models._stacks import (
-    StackConfig,
     decoder_stack,
     embed,
     embedding,
@@ -13,24 +12,18 @@ from keras_transformer.models._stacks import (
     outputs,
     token_input,
 )
+from keras_transformer.models.config import TransformerConfig
 
 
 def build_transformer(
     source_vocab_size: int,
     target_vocab_size: int,
     *,
-    num_layers: int = 4,
-    d_model: int = 128,
-    num_heads: int = 8,
-    dff: int = 512,
-    dropout: float = 0.1,
-    attention_dropout: float = 0.0,
-    max_length: int = 512,
+    config: TransformerConfig | None = None,
     share_embeddings: bool = False,
-    norm_first: bool = False,
-    learned_positions: bool = False,
     return_attention_scores: bool = False,
     name: str = "transformer",
+    **sizes,
 ) -> keras.Model:
     """The encoder-decoder Transformer of the paper as one Functional model.
 
@@ -49,18 +42,12 @@ def build_transformer(
     Args:
         source_vocab_size: source vocabulary size (0 is padding).
         target_vocab_size: target vocabulary size (0 is padding).
-        num_layers: layers in each stack (N; 6 in the paper).
-        d_model: model width (512 in the paper's base model).
-        num_heads: attention heads (8); must divide `d_model`.
-        dff: feed-forward inner size (2048).
-        dropout: residual and embedding dropout (0.1).
-        attention_dropout: dropout on attention weights (0 by default).
-        max_length: largest source or target length.
+        config: a `TransformerConfig`; None for its defaults.
+        **sizes: `TransformerConfig` fields as keywords (`num_layers=2`,
+            `d_model=64`, ...), replacing the config's values.
         share_embeddings: one vocabulary, and one matrix for the source
             embedding, the target embedding and the pre-softmax projection
             (section 3.4); requires equal vocabulary sizes.
-        norm_first: pre-LN instead of the paper's post-LN.
-        learned_positions: learned position embeddings instead of the sinusoid.
         return_attention_scores: output a dict with `"logits"` and the
             attention weights of every layer (`"encoder_layer_0_self_attention"`,
             `"decoder_layer_0_cross_attention"`, ...), each
@@ -85,7 +72,7 @@ def build_transformer(
     Reference:
         Vaswani et al., "Attention Is All You Need", 2017, section 3.
     """
-    cfg = StackConfig.pick(locals())
+    cfg = TransformerConfig.resolve(config, sizes)
     if share_embeddings and source_vocab_size != target_vocab_size:
         raise ValueError(
             "share_embeddings=True needs one vocabulary, but received "

@@ -37,6 +37,8 @@ from typing import Any
 import keras
 import tensorflow as tf
 
+from keras_transformer.training.config import STRATEGIES, check_strategy_options
+
 __all__ = [
     "STRATEGIES",
     "check_global_batch",
@@ -49,39 +51,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-STRATEGIES: tuple[str, ...] = ("none", "mirrored", "multiworker", "tpu")
-"""The names `make_strategy` (and `keras-transformer train --strategy`) accept."""
-
-
-def check_strategy_options(name: str, cpu_devices: int | None = None) -> None:
-    """Raise `ValueError` unless `name` and `cpu_devices` make a valid pair.
-
-    Args:
-        name: one of `STRATEGIES`.
-        cpu_devices: `None`, or an int >= 1 together with `name="mirrored"`.
-
-    Raises:
-        ValueError: naming the argument, the value received and the fix.
-    """
-    if name not in STRATEGIES:
-        raise ValueError(
-            f"strategy={name!r} is not supported; use one of {', '.join(STRATEGIES)} "
-            "(--strategy none trains on one device)."
-        )
-    if cpu_devices is None:
-        return
-    if isinstance(cpu_devices, bool) or not isinstance(cpu_devices, int) or cpu_devices < 1:
-        raise ValueError(
-            f"cpu_devices={cpu_devices!r} must be an integer >= 1 (--cpu-devices 2 "
-            "splits the CPU into two logical devices); leave it out to use the GPUs."
-        )
-    if name != "mirrored":
-        raise ValueError(
-            f"cpu_devices={cpu_devices} (--cpu-devices) only applies to strategy='mirrored'; "
-            f"received strategy={name!r}. Pass --strategy mirrored --cpu-devices "
-            f"{cpu_devices}, or drop --cpu-devices."
-        )
 
 
 def configure_cpu_devices(count: int) -> list[str]:

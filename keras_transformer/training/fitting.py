@@ -25,15 +25,15 @@ import sys
 import time
 
 import keras
-import numpy as np
-import sacrebleu
 
-from keras_transformer.analysis.plots import read_history
+from keras_transformer.plots import read_history
 from keras_transformer.training.callbacks import (
     AtomicBackupAndRestore,
     BestWeights,
     ResumableCSVLogger,
 )
+from keras_transformer.training.losses import MaskedAccuracy, MaskedSparseCategoricalCrossentropy
+from keras_transformer.training.optimizer import make_optimizer, paper_adam
 
 logger = logging.getLogger(__name__)
 
@@ -55,46 +55,35 @@ class FitResult:
     stopped_on_nan: bool
     best_weights: str
 
+    def metrics(self, model: keras.Model) -> dict:
+        """The entries every `metrics.json` has: time, epochs, NaN stop, parameters."""
+        return {
+            "train_seconds": round(self.seconds, 2),
+            "epochs_run": self.epochs_run,
+            "stopped_on_nan": self.stopped_on_nan,
+            "parameters": int(model.count_params()),
+        }
 
-def normalize(text: str) -> str:
-    """Whitespace-normalized text, the form tokenizers round-trip exactly."""
-    return " ".join(text.split())
 
+def compile_model(
+    model: keras.Model, config, jit_compile: bool, *, learning_rate=None, loss=None, metrics=None
+) -> keras.optimizers.Optimizer:
+    """Compiles `model` the way every run does; returns its optimizer.
 
-def translation_metrics(
-    model: keras.Model,
-    fit: FitResult,
-    test_ds,
-    test_pairs: list[tuple[str, str]],
-    translate,
-    tokens_per_epoch: int,
-) -> dict:
-    """The `metrics.json` of a translation run: test scores, speed, size, samples.
-
-    `translate(sources)` returns the model's translations of the test sources;
-    references are whitespace-normalised, the form the tokenizers round-trip.
-    BLEU counts word n-grams, so one-word outputs (German compounds) score 0
-    even when right; chrF (character n-grams) is reported beside it.
+    Adam with the paper's warm-up schedule (`config.d_model`,
+    `config.warmup_steps`), or Adam at a constant rate (`learning_rate`, else
+    `config.learning_rate` when set); the masked loss (with
+    `config.label_smoothing`) and accuracy unless `loss` / `metrics` are given.
     """
-    test_loss, test_token_accuracy = model.evaluate(test_ds, verbose=0)
-    sources = [s for s, _ in test_pairs]
-    references = [normalize(t) for _, t in test_pairs]
-    predictions = list(translate(sources))
-    pairs = list(zip(sources, references, predictions, strict=True))
-    return {
-        "test_exact_match": float(np.mean([p == r for _, r, p in pairs])),
-        "test_token_accuracy": float(test_token_accuracy),
-        "test_loss": float(test_loss),
-        "test_bleu": float(sacrebleu.corpus_bleu(predictions, [references]).score),
-        "test_chrf": float(sacrebleu.corpus_chrf(predictions, [references]).score),
-        "train_seconds": round(fit.seconds, 2),
-        "train_tokens_per_second": round(tokens_per_epoch * fit.epochs_run / fit.seconds, 1),
-        "epochs_run": fit.epochs_run,
-        "stopped_on_nan": fit.stopped_on_nan,
-        "parameters": int(model.count_params()),
-        "num_test": len(references),
-        "samples": [{"source": s, "reference": r, "prediction": p} for s, r, p in pairs[:5]],
-    }
+    rate = learning_rate or getattr(config, "learning_rate", None)
+    optimizer = paper_adam(rate) if rate else make_optimizer(config.d_model, config.warmup_steps)
+    model.compile(
+        optimizer=optimizer,
+        loss=loss or MaskedSparseCategoricalCrossentropy(label_smoothing=config.label_smoothing),
+        metrics=metrics or [MaskedAccuracy()],
+        jit_compile=jit_compile,
+    )
+    return optimizer
 
 
 def best_logged(history_csv: str, column: str) -> float | None:

@@ -28,21 +28,19 @@ from __future__ import annotations
 import json
 import logging
 import os
-from dataclasses import dataclass
 
 import keras
 import numpy as np
-import tensorflow as tf
 
 from keras_transformer import data, models
-from keras_transformer._validation import check_positive_int, check_rate
-from keras_transformer.data.corpus import GENERATED_CORPORA, load_corpus
+from keras_transformer.data.batches import classification_dataset
+from keras_transformer.data.corpus import load_corpus
 from keras_transformer.data.masking import make_mlm_dataset
-from keras_transformer.training.fitting import fit_run
-from keras_transformer.training.losses import MaskedAccuracy, MaskedSparseCategoricalCrossentropy
-from keras_transformer.training.optimizer import make_optimizer, paper_adam
+from keras_transformer.models.config import TransformerConfig
+from keras_transformer.training.config import OBJECTIVE, PretrainConfig, use_xla
+from keras_transformer.training.fitting import compile_model, fit_run
+from keras_transformer.training.optimizer import paper_adam
 from keras_transformer.training.rundir import (
-    check_model_sizes,
     plot_run_curves,
     start_run_dir,
     write_config,
@@ -50,83 +48,6 @@ from keras_transformer.training.rundir import (
 )
 
 logger = logging.getLogger(__name__)
-
-OBJECTIVE = "masked-lm"
-"""`config.json["objective"]` of a pre-training run directory."""
-
-SIZE_KEYS: tuple[str, ...] = ("num_layers", "d_model", "num_heads", "dff", "max_length")
-"""The encoder sizes a fine-tuned model takes from its pre-training run."""
-
-
-@dataclass
-class PretrainConfig:
-    """Settings of a pre-training run; the defaults pre-train on the generated reviews."""
-
-    corpus: str = "reviews"
-    num_sentences: int = 10_000
-    validation_fraction: float = 0.05
-    epochs: int = 24
-    batch_size: int = 64
-    max_length: int = 32
-    num_layers: int = 2
-    d_model: int = 64
-    num_heads: int = 4
-    dff: int = 128
-    dropout: float = 0.1
-    vocab_size: int = 2000
-    warmup_steps: int = 400
-    mask_rate: float = 0.15
-    early_stopping_patience: int = 4
-    finetune_task: str | None = "auto"
-    finetune_epochs: int = 30
-    finetune_batch_size: int = 32
-    finetune_learning_rate: float = 1e-3
-    out: str | None = None
-    seed: int = 0
-    overwrite: bool = False
-    label_smoothing: float = 0.0
-
-    def __post_init__(self):
-        for name in (
-            "num_sentences",
-            "epochs",
-            "batch_size",
-            "vocab_size",
-            "warmup_steps",
-            "finetune_epochs",
-            "finetune_batch_size",
-        ):
-            check_positive_int(name, getattr(self, name))
-        if not 0.0 < self.mask_rate < 1.0:
-            raise ValueError(f"mask_rate must be in (0, 1); received mask_rate={self.mask_rate}.")
-        check_rate("validation_fraction", self.validation_fraction)
-        if self.validation_fraction == 0.0:
-            raise ValueError(
-                "validation_fraction must be > 0: the best weights are chosen on held-out texts."
-            )
-        if not self.finetune_learning_rate > 0:
-            raise ValueError(
-                "finetune_learning_rate must be > 0; received "
-                f"finetune_learning_rate={self.finetune_learning_rate}."
-            )
-        if self.finetune_task == "auto":
-            self.finetune_task = "reviews" if self.corpus == "reviews" else None
-        if self.finetune_task not in (None, "reviews", "imdb"):
-            raise ValueError(
-                f"finetune_task={self.finetune_task!r}: fine-tuning compares on a sequence "
-                "classification task, 'reviews' or 'imdb' (or none)."
-            )
-        check_model_sizes(self)  # before any data work
-
-    @property
-    def run_dir(self) -> str:
-        if self.out:
-            return self.out
-        name = self.corpus if self.corpus in GENERATED_CORPORA else "corpus"
-        return os.path.join("runs", f"mlm_{name}")
-
-    def sizes(self) -> dict:
-        return {key: getattr(self, key) for key in SIZE_KEYS} | {"dropout": self.dropout}
 
 
 def split_corpus(
@@ -153,41 +74,10 @@ def split_corpus(
 # ------------------------------------------------------------------ fine-tuning helpers
 
 
-def classification_dataset(
-    pairs: list[tuple[str, str]],
-    tokenizer: data.WordPieceTokenizer,
-    class_names: list[str] | tuple[str, ...],
-    *,
-    batch_size: int,
-    max_length: int,
-    seed: int = 0,
-    shuffle: bool = False,
-) -> tf.data.Dataset:
-    """`(ids, label)` batches for `build_classifier`: `[START] text [END]`, label index.
-
-    Example:
-
-    >>> tokenizer = data.WordPieceTokenizer.learn(["good film", "bad film"], 40)
-    >>> ds = classification_dataset([("good film", "pos"), ("bad film", "neg")], tokenizer,
-    ...                             ["neg", "pos"], batch_size=2, max_length=8)
-    >>> [tuple(t.shape) for t in next(iter(ds))], next(iter(ds))[1].numpy().tolist()
-    ([(2, 8), (2,)], [1, 0])
-    """
-    unknown = sorted({label for _, label in pairs} - set(class_names))
-    if unknown:
-        raise ValueError(f"labels {unknown} are not among the class names {list(class_names)}")
-    ids = np.asarray(data.encode_source([s for s, _ in pairs], tokenizer, max_length))
-    labels = np.array([list(class_names).index(label) for _, label in pairs], "int32")
-    ds = tf.data.Dataset.from_tensor_slices((ids.astype("int32"), labels))
-    if shuffle:
-        ds = ds.shuffle(len(pairs), seed=seed, reshuffle_each_iteration=True)
-    return ds.batch(batch_size).prefetch(tf.data.AUTOTUNE)
-
-
 def fine_tune(
     task: data.Task,
     tokenizer: data.WordPieceTokenizer,
-    sizes: dict,
+    sizes: TransformerConfig | dict,
     *,
     pretrained: keras.Model | None,
     epochs: int,
@@ -214,7 +104,7 @@ def fine_tune(
     Args:
         task: a sequence-classification `Task` (`(text, label)` pairs).
         tokenizer: the tokenizer of the pre-training run.
-        sizes: `num_layers`, `d_model`, `num_heads`, `dff`, `max_length`, `dropout`.
+        sizes: the encoder's `TransformerConfig` (or a dict of its fields).
         pretrained: a masked language model whose encoder initialises the
             classifier (`transfer_weights`), or None to start from scratch.
         epochs, batch_size, learning_rate, seed: the training recipe.
@@ -225,9 +115,11 @@ def fine_tune(
         `{"test_accuracy", "validation_accuracy", "train_accuracy", "transferred_layers"}`.
     """
     class_names = sorted({label for _, label in task.train})
+    if not isinstance(sizes, TransformerConfig):
+        sizes = TransformerConfig.from_dict(sizes)
     keras.utils.set_random_seed(seed)
     model = models.build_classifier(
-        tokenizer.vocab_size, len(class_names), pooling=pooling, **sizes
+        tokenizer.vocab_size, len(class_names), pooling=pooling, config=sizes
     )
     transferred = models.transfer_weights(pretrained, model) if pretrained is not None else []
     if freeze_embeddings:
@@ -244,7 +136,7 @@ def fine_tune(
             tokenizer,
             class_names,
             batch_size=batch_size,
-            max_length=sizes["max_length"],
+            max_length=sizes.max_length,
             seed=seed,
             shuffle=shuffle,
         )
@@ -261,7 +153,7 @@ def compare_fine_tuning(
     pretrained: keras.Model,
     tokenizer: data.WordPieceTokenizer,
     task: data.Task,
-    sizes: dict,
+    sizes: TransformerConfig | dict,
     **recipe,
 ) -> dict:
     """`fine_tune` from the pre-trained encoder and from scratch, same recipe.
@@ -291,8 +183,6 @@ def compare_fine_tuning(
 
 def pretrain(config: PretrainConfig) -> dict:
     """Runs one pre-training job and writes its run directory; returns `metrics.json`."""
-    from keras_transformer.training.run import use_xla
-
     run_dir = config.run_dir
     texts = load_corpus(config.corpus, num_sentences=config.num_sentences, seed=config.seed)
     start_run_dir(config, run_dir)
@@ -317,16 +207,10 @@ def pretrain(config: PretrainConfig) -> dict:
             rate=config.mask_rate,
         )
 
-    sizes = config.sizes()
-    model = models.build_masked_language_model(tokenizer.vocab_size, **sizes)
-    optimizer = make_optimizer(config.d_model, config.warmup_steps)
+    sizes = config.model
+    model = models.build_masked_language_model(tokenizer.vocab_size, config=sizes)
     xla = use_xla("auto")
-    model.compile(
-        optimizer=optimizer,
-        loss=MaskedSparseCategoricalCrossentropy(),
-        metrics=[MaskedAccuracy()],
-        jit_compile=xla,
-    )
+    optimizer = compile_model(model, config, xla)
     write_config(
         config,
         run_dir,
@@ -350,10 +234,7 @@ def pretrain(config: PretrainConfig) -> dict:
         "objective": OBJECTIVE,
         "validation_masked_loss": float(loss),
         "validation_masked_accuracy": float(accuracy),
-        "train_seconds": round(fit.seconds, 2),
-        "epochs_run": fit.epochs_run,
-        "stopped_on_nan": fit.stopped_on_nan,
-        "parameters": int(model.count_params()),
+        **fit.metrics(model),
         "num_train_texts": len(train_texts),
     }
     plot_run_curves(run_dir, config, int(optimizer.iterations.numpy()))

@@ -11,6 +11,9 @@ from typing import Any
 import keras
 import tensorflow as tf
 
+from keras_transformer import plots
+from keras_transformer.training.schedule import TransformerSchedule
+
 
 def check_not_finished(run_dir: str, overwrite: bool) -> None:
     """Refuses to train into a finished run, or clears it for `overwrite`.
@@ -67,12 +70,13 @@ def write_json(path: str, content: dict) -> None:
 
 
 def write_config(config: Any, run_dir: str, **extra: Any) -> None:
-    """`config.json`: every field of the dataclass `config`, `extra`, and the library versions."""
+    """`config.json` in `run_dir`: every field of the dataclass `config` (and its
+    `run_dir`), `extra`, and the library versions."""
     write_json(
         os.path.join(run_dir, "config.json"),
         {
             **dataclasses.asdict(config),
-            "run_dir": run_dir,
+            "run_dir": config.run_dir,
             **extra,
             "keras_version": keras.__version__,
             "tensorflow_version": tf.__version__,
@@ -87,9 +91,6 @@ def plot_run_curves(run_dir: str, config: Any, steps: int) -> None:
     is set (a constant), else the paper's `TransformerSchedule(config.d_model,
     config.warmup_steps)`, drawn over the `steps` taken (at least two warm-ups).
     """
-    from keras_transformer.analysis import plots
-    from keras_transformer.training.schedule import TransformerSchedule
-
     plots_dir = os.path.join(run_dir, "plots")
     plots.plot_history(
         plots.read_history(os.path.join(run_dir, "history.csv")),
@@ -114,27 +115,3 @@ def check_splits(task: Any) -> None:
                 f"task {task.name!r} has an empty {split} split; every run needs "
                 f"training, validation and test examples (raise --num-{split})."
             )
-
-
-def check_model_sizes(config: Any) -> None:
-    """The model hyperparameters of a run config, checked before any data work.
-
-    Raises:
-        ValueError: naming the first invalid value (`max_length` below 4, sizes
-            that are not positive, `d_model` not divisible by `num_heads`,
-            dropout outside [0, 1)).
-    """
-    from keras_transformer.models._stacks import StackConfig
-
-    if isinstance(config.max_length, int) and config.max_length < 4:
-        raise ValueError(
-            f"max_length={config.max_length} is too short: it counts [START] and [END]; use >= 4."
-        )
-    StackConfig(
-        num_layers=config.num_layers,
-        d_model=config.d_model,
-        num_heads=config.num_heads,
-        dff=config.dff,
-        dropout=config.dropout,
-        max_length=config.max_length,
-    )

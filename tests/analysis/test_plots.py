@@ -3,7 +3,7 @@
 import matplotlib.image
 import numpy as np
 
-from keras_transformer.analysis import plots
+from keras_transformer import plots
 from keras_transformer.training import TransformerSchedule
 
 
@@ -36,3 +36,30 @@ def test_figures_are_written_as_images(tmp_path):
         image = matplotlib.image.imread(path)
         assert image.ndim == 3 and image.shape[0] > 100 and image.shape[1] > 100
         assert image[..., :3].std() > 0.05  # not a blank canvas
+
+
+def test_analysis_plots_is_the_plotting_module():
+    import keras_transformer as kt
+
+    assert kt.analysis.plots is plots
+
+
+def test_importing_the_package_and_plotting_leave_matplotlib_alone(tmp_path):
+    """`import keras_transformer` imports neither matplotlib nor TensorFlow; a figure
+    written by the package leaves pyplot's backend and figures as they were."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, keras_transformer as kt\n"
+        "print('matplotlib' in sys.modules, 'tensorflow' in sys.modules)\n"
+        "import matplotlib\n"
+        "matplotlib.use('svg')\n"
+        "import matplotlib.pyplot as plt\n"
+        f"kt.plots.plot_history({{'loss': [2.0, 1.0]}}, {str(tmp_path / 'h.png')!r})\n"
+        "print(matplotlib.get_backend(), plt.get_fignums())\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False", "False", "svg", "[]"]
+    assert (tmp_path / "h.png").stat().st_size > 1000

@@ -5,9 +5,8 @@ import json
 import matplotlib.image
 import pytest
 
-from keras_transformer.analysis import SIZES, comparison_markdown, run_comparison
-from keras_transformer.analysis.report import PLOTS
 from keras_transformer.cli import main
+from keras_transformer.measure.report import PLOTS, SIZES, comparison_markdown, run_comparison
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,7 @@
 """The TED pt->en loader, tested offline with tensorflow-datasets' mock data."""
 
 import json
+import re
 import sys
 
 import pytest
@@ -22,7 +23,7 @@ def test_loads_three_splits_as_str_pairs_offline(tmp_path):
 
 def test_missing_tensorflow_datasets_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "tensorflow_datasets", None)
-    with pytest.raises(ImportError, match="pip install tensorflow-datasets"):
+    with pytest.raises(ImportError, match=re.escape('pip install "keras_transformer[ted]"')):
         ted_hrlr_pt_en_task()
 
 

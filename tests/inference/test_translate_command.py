@@ -47,9 +47,9 @@ def test_lines_from_stdin(varied_run, expected, capsys, monkeypatch):
     "flags, beam, where",
     [
         (["--no-cache"], 1, "after RUN_DIR"),
-        (["--jit-compile"], 1, "before RUN_DIR"),
+        (["--jit-compile", "on"], 1, "before RUN_DIR"),
         (["--beam-size", "3"], 3, "between texts"),
-        (["--beam-size", "3", "--no-cache", "--jit-compile"], 3, "after texts"),
+        (["--beam-size", "3", "--no-cache", "--jit-compile", "on"], 3, "after texts"),
     ],
 )
 def test_flags_anywhere_give_identical_output(varied_run, expected, capsys, flags, beam, where):

@@ -214,3 +214,16 @@ def test_a_smaller_max_length_is_accepted_and_reused(translators):
     assert all(len(t.split()) <= 4 for t in short)
     assert cached(TEXTS, max_length=5) == short
     assert list(cached._resized) == [5]
+
+
+@pytest.mark.parametrize("content", ["[]", '"text"', "{not json"])
+def test_a_damaged_config_is_named_when_loading_from_python(tiny_run, tmp_path, content):
+    import shutil
+
+    from keras_transformer.errors import DamagedRunError
+
+    run_dir = tmp_path / "run"
+    shutil.copytree(tiny_run, run_dir)
+    (run_dir / "config.json").write_text(content)
+    with pytest.raises(DamagedRunError, match="config.json is damaged"):
+        Translator.from_run_dir(run_dir)

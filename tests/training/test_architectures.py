@@ -92,7 +92,7 @@ def test_prefix_sequences_train_on_the_target_only():
         assert all(label == 0 for label in row_lab[:sep])
         assert row_lab[sep:-1] == row_in[sep + 1 :] and row_lab[-1] == tokenizer.end_id
     prompts = architectures.encode_prompts(["one two", "three"], tokenizer, 16)
-    for row_prompt, row_in in zip(prompts.tolist(), inputs.to_list(), strict=True):
+    for row_prompt, row_in in zip(prompts.to_list(), inputs.to_list(), strict=True):
         sep = row_in.index(tokenizer.sep_id)
         assert [t for t in row_prompt if t] == row_in[: sep + 1]  # [START] source [SEP]
 

@@ -8,9 +8,11 @@ subprocess is bounded by a timeout.
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -104,6 +106,8 @@ def test_mirrored_evaluate_with_an_uneven_batch(compared):
 
 
 def _free_ports(count: int) -> list[int]:
+    """Ports the kernel just handed out; another process may still take one before the
+    workers bind it, so `two_workers` starts again on new ports when that happens."""
     sockets = [socket.socket() for _ in range(count)]
     try:
         for s in sockets:
@@ -114,11 +118,27 @@ def _free_ports(count: int) -> list[int]:
             s.close()
 
 
+PORT_TAKEN = re.compile(r"address already in use|failed to bind|could not bind", re.IGNORECASE)
+"""What a worker logs when another process took its port between `_free_ports` and bind."""
+
+PORT_ATTEMPTS = 3
+
+
 @pytest.fixture(scope="module")
 def two_workers(tmp_path_factory):
     """Two MultiWorkerMirroredStrategy workers and, beside them, the same run in one
     process without a strategy (the reference); returns (out, [worker 0, worker 1, single])."""
-    out = tmp_path_factory.mktemp("multiworker")
+    for attempt in range(1, PORT_ATTEMPTS + 1):
+        out = tmp_path_factory.mktemp("multiworker")
+        results, logs = _start_two_workers(out)
+        if results is not None:
+            return out, results
+        if not PORT_TAKEN.search(logs) or attempt == PORT_ATTEMPTS:
+            raise AssertionError(logs)
+
+
+def _start_two_workers(out):
+    """(results, "") when all three runs succeed, else (None, the failing run's log)."""
     cluster = {"worker": [f"127.0.0.1:{port}" for port in _free_ports(2)]}
     runs = []
     for index in range(3):
@@ -138,20 +158,27 @@ def two_workers(tmp_path_factory):
             cwd=out,
         )
         runs.append((process, log, name))
-    results = []
     try:
-        for process, _, name in runs:
-            stdout, _ = process.communicate(timeout=TIMEOUT)
-            logs = (out / f"{name}.log").read_text()[-3000:]
-            assert process.returncode == 0, logs
-            results.append(_last_json(stdout))
+        # Poll all three: a worker that could not bind its port exits at once while
+        # its peer would wait for it until TIMEOUT.
+        deadline = time.monotonic() + TIMEOUT
+        while any(process.poll() is None for process, _, _ in runs):
+            failed = [name for process, _, name in runs if process.poll() not in (None, 0)]
+            if failed:
+                return None, (out / f"{failed[0]}.log").read_text()[-3000:]
+            assert time.monotonic() < deadline, f"the workers ran past {TIMEOUT} s"
+            time.sleep(0.5)
+        for process, _, name in runs:  # stdout is one JSON line (verbose=0): no full pipe
+            if process.returncode != 0:
+                return None, (out / f"{name}.log").read_text()[-3000:]
+        results = [_last_json(process.stdout.read()) for process, _, _ in runs]
     finally:
         for process, log, _ in runs:
             if process.poll() is None:
                 process.kill()
                 process.wait()
             log.close()
-    return out, results
+    return results, ""
 
 
 def _read_weights(path) -> dict[str, np.ndarray]:

@@ -17,7 +17,7 @@ import tensorflow as tf
 
 import keras_transformer
 from keras_transformer.cli import main
-from keras_transformer.training import run as run_module
+from keras_transformer.training import fitting  # compile_model makes the optimizer
 
 TINY = [
     "--num-train", "256", "--num-validation", "32", "--num-test", "16",
@@ -104,7 +104,7 @@ class _ExplodeAfter(keras.optimizers.schedules.LearningRateSchedule):
 def test_nan_loss_stops_and_keeps_the_last_good_checkpoint(tmp_path, monkeypatch):
     steps_per_epoch = 256 // 32
     monkeypatch.setattr(
-        run_module,
+        fitting,
         "make_optimizer",
         lambda *args, **kwargs: keras.optimizers.Adam(_ExplodeAfter(steps_per_epoch + 2)),
     )
@@ -118,7 +118,7 @@ def test_nan_loss_stops_and_keeps_the_last_good_checkpoint(tmp_path, monkeypatch
 
 def test_nan_before_any_checkpoint_is_a_clear_error(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(
-        run_module,
+        fitting,
         "make_optimizer",
         lambda *args, **kwargs: keras.optimizers.Adam(_ExplodeAfter(0)),
     )
@@ -181,16 +181,45 @@ def test_corrupted_model_file_is_a_clear_translate_error(tiny_run, tmp_path, cap
     (broken / "model.keras").write_bytes(b"\x00garbage")
     assert main(["translate", str(broken), "one"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "could not load" in err[0]
+    assert len(err) == 1 and "model.keras is damaged" in err[0]
+
+
+UNSAFE = re.compile(
+    r"\b(eval|exec)\(|\bpickle\b|keras\.layers\.Lambda|\bLambda\("
+    r"|safe_mode\s*=\s*False|enable_unsafe_deserialization|allow_pickle\s*=\s*True"
+)
+"""Calls that run code from a file or turn off Keras's safe loading."""
+
+
+def _unsafe_lines(root: pathlib.Path, patterns=("*.py",)) -> list[str]:
+    return [
+        f"{path.relative_to(root)}:{n}"
+        for pattern in patterns
+        for path in root.rglob(pattern)
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if UNSAFE.search(line) and not line.lstrip().startswith("#")
+    ]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "x = eval(text)",
+        "keras.models.load_model(path, safe_mode=False)",
+        "keras.config.enable_unsafe_deserialization()",
+        "np.load(path, allow_pickle=True)",
+        "keras.layers.Lambda(lambda x: x)",
+    ],
+)
+def test_the_unsafe_call_scan_catches(tmp_path, line):
+    (tmp_path / "module.py").write_text(f"import keras\n{line}\n")
+    assert _unsafe_lines(tmp_path) == ["module.py:2"]
 
 
 def test_no_eval_exec_pickle_or_lambda_layers_in_the_package():
-    root = pathlib.Path(keras_transformer.__file__).parent
-    pattern = re.compile(r"\b(eval|exec)\(|\bpickle\b|keras\.layers\.Lambda|\bLambda\(")
-    offenders = [
-        f"{path.relative_to(root)}:{n}"
-        for path in root.rglob("*.py")
-        for n, line in enumerate(path.read_text().splitlines(), 1)
-        if pattern.search(line) and not line.lstrip().startswith("#")
-    ]
-    assert offenders == []
+    package = pathlib.Path(keras_transformer.__file__).parent
+    assert _unsafe_lines(package) == []
+    root = package.parent  # the tutorials and benchmarks users copy from
+    for folder, patterns in (("tutorials", ("*.ipynb",)), ("benchmarks", ("*.py",))):
+        if (root / folder).is_dir():
+            assert _unsafe_lines(root / folder, patterns) == [], folder

@@ -149,3 +149,39 @@ def test_the_model_trains_under_xla():
     for _ in range(5):
         last = float(model.train_on_batch(ids, labels))
     assert np.isfinite(first) and last < first
+
+
+def test_metrics_samples_are_what_translate_and_the_export_return(run_dir, tmp_path, capsys):
+    """One decoder: metrics.json's predictions = `Translator` = `translate` = the SavedModel."""
+    import tensorflow as tf
+
+    from keras_transformer.export import export_translator
+    from keras_transformer.inference import Translator
+
+    samples = json.loads((run_dir / "metrics.json").read_text())["samples"]
+    sources = [sample["source"] for sample in samples]
+    predictions = [sample["prediction"] for sample in samples]
+    assert len(sources) == 5
+    translator = Translator.from_run_dir(run_dir)
+    assert translator(sources) == predictions
+    capsys.readouterr()
+    assert main(["translate", str(run_dir), *sources]) == 0
+    assert capsys.readouterr().out.splitlines() == predictions
+    served = tf.saved_model.load(export_translator(translator, tmp_path / "export"))
+    outputs = served.signatures["serving_default"](text=tf.constant(sources))["translation"]
+    assert [t.decode("utf-8") for t in outputs.numpy()] == predictions
+
+
+def test_parser_choices_match_the_library_and_help_imports_no_tensorflow():
+    from keras_transformer.commands import train as train_command
+    from keras_transformer.training import config
+
+    assert train_command.ARCHITECTURES == config.ARCHITECTURES
+    assert train_command.STRATEGIES == config.STRATEGIES
+    code = (
+        "import sys\nfrom keras_transformer.cli import main\n"
+        "try:\n    main(['train', '--help'])\nexcept SystemExit:\n    pass\n"
+        "print('tensorflow' in sys.modules, 'matplotlib' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout.split()[-2:] == ["False", "False"]

@@ -21,17 +21,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import matplotlib
+import keras
+import numpy as np
+import tensorflow as tf
 
-matplotlib.use("Agg")
-
-import keras  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-
-from keras_transformer.analysis import complexity, gradients, long_range, operations  # noqa: E402
-from keras_transformer.analysis import timing as timing_module  # noqa: E402
+from keras_transformer.analysis import complexity, gradients, long_range, operations
+from keras_transformer.analysis import timing as timing_module
+from keras_transformer.plots import figure
+from keras_transformer.plots import save as _save
 
 SIZES: dict[str, dict[str, Any]] = {
     "tiny": {
@@ -255,18 +252,11 @@ def run_comparison(
 # ----------------------------------------------------------------------------- plots
 
 
-def _save(fig, path: str) -> str:
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
-
-
 def plot_operations(results: dict[str, Any], path: str) -> str:
     """Measured FLOPs (dots) and formulas (lines) against `T`, log-log."""
     measured = results["measured"]
     lengths = measured["lengths"]
-    fig, ax = plt.subplots(figsize=(6, 4.5))
+    fig, ax = figure(figsize=(6, 4.5))
     for kind in OPERATION_KINDS:
         (line,) = ax.plot(lengths, results["analytic"]["flops"][kind], "-", label=f"{kind} formula")
         ax.plot(lengths, measured["layers"][kind]["flops"], "o", color=line.get_color())
@@ -285,7 +275,7 @@ def plot_operations(results: dict[str, Any], path: str) -> str:
 def plot_sequential_steps(results: dict[str, Any], path: str) -> str:
     """Critical path (matrix products in sequence) of the traced graph against `T`."""
     measured = results["measured"]
-    fig, ax = plt.subplots(figsize=(6, 4.5))
+    fig, ax = figure(figsize=(6, 4.5))
     styles = {"self_attention": "o-", "rnn": "s-", "lstm": "x--", "convolution": "^-"}
     for kind in OPERATION_KINDS:
         ax.plot(
@@ -309,7 +299,7 @@ def plot_sequential_steps(results: dict[str, Any], path: str) -> str:
 def plot_gradients(results: dict[str, Any], path: str) -> str:
     """Mean `|| d y_T / d x_t ||` against the distance `T - t`, log scale."""
     grad = results["gradients"]
-    fig, ax = plt.subplots(figsize=(6, 4.5))
+    fig, ax = figure(figsize=(6, 4.5))
     for kind, curve in grad["curves"].items():
         norms = np.asarray(curve["norm"])
         distance = np.asarray(curve["distance"])
@@ -330,7 +320,7 @@ def plot_timing(results: dict[str, Any], path: str) -> str:
     """Median forward + backward seconds against `T`, log-log, with the attention fit."""
     spec = results["timing"]
     lengths = np.asarray(spec["lengths"], dtype="float64")
-    fig, ax = plt.subplots(figsize=(6, 4.5))
+    fig, ax = figure(figsize=(6, 4.5))
     for kind in spec["kinds"]:
         ax.plot(lengths, spec["seconds"][kind], "o-", label=kind)
     fit = spec["self_attention_fit"]
@@ -368,7 +358,7 @@ def plot_timing(results: dict[str, Any], path: str) -> str:
 def plot_long_range(results: dict[str, Any], path: str) -> str:
     """Recall accuracy against distance, one line per model, with chance."""
     lr = results["long_range"]
-    fig, ax = plt.subplots(figsize=(6, 4.5))
+    fig, ax = figure(figsize=(6, 4.5))
     for name, accuracy in lr["accuracy"].items():
         ax.plot(lr["distances"], accuracy, "o-", label=name)
     ax.axhline(lr["chance"], color="grey", ls=":", label="chance")
@@ -872,3 +862,43 @@ def write_comparison(results: dict[str, Any], out_dir: str | os.PathLike) -> dic
     for name, plot in PLOTS.items():
         paths[name] = plot(results, os.path.join(plots_dir, name))
     return paths
+
+
+def main(args) -> int:
+    """`keras-transformer compare`: runs the comparison, writes it, prints the headline figures."""
+    # Every layer and model measured here traces its own tf.function; TensorFlow's
+    # "excessive retracing" notes are expected and would drown the progress lines.
+    tf.get_logger().setLevel("ERROR")
+
+    size = args.size or ("quick" if args.quick else "full")
+    out = args.out
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise FileExistsError(f"--out {out} exists and is not a directory; pass another --out")
+    start = time.perf_counter()
+
+    def progress(message: str) -> None:
+        print(f"[{time.perf_counter() - start:6.1f}s] {message}", flush=True)
+
+    results = run_comparison(size, seed=args.seed, progress=progress)
+    paths = write_comparison(results, out)
+    print(f"wrote {paths['json']}, {paths['markdown']} and {len(paths) - 2} plots")
+    grad = results["gradients"]["curves"]
+    print(
+        "gradient norm ratio (farthest / distance 1): "
+        + ", ".join(f"{kind} {curve['decay_ratio']:.3g}" for kind, curve in grad.items())
+    )
+    fit = results["timing"]["self_attention_fit"]["quadratic_overtakes_linear_at"]
+    print(
+        "attention time: T^2 term overtakes the linear term from T = "
+        + (f"{fit:.0f}" if fit else "- (no positive quadratic fit)")
+    )
+    lr = results["long_range"]
+    for name, accuracy in lr["accuracy"].items():
+        pairs = ", ".join(f"{n}: {a:.2f}" for n, a in zip(lr["distances"], accuracy, strict=True))
+        print(f"recall accuracy {name}: {pairs}")
+    load = results["environment"].get("load_average")
+    print(
+        f"total {time.perf_counter() - start:.1f}s"
+        + (f" (load average {load} on {os.cpu_count()} cores at the start)" if load else "")
+    )
+    return 0

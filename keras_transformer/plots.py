@@ -1,7 +1,8 @@
 """Figures of a training run: curves, learning-rate schedule, attention heat maps.
 
-Each function writes one PNG with matplotlib's non-interactive Agg backend and
-returns its path.
+Each function draws on its own `matplotlib.figure.Figure`, writes one PNG and
+returns its path. Nothing here touches pyplot or the matplotlib backend, so a
+notebook's `plt.show()` keeps working; matplotlib is imported on the first call.
 """
 
 from __future__ import annotations
@@ -9,12 +10,7 @@ from __future__ import annotations
 import csv
 import os
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import numpy as np
 
 
 def read_history(path: str | os.PathLike) -> dict[str, list[float]]:
@@ -24,6 +20,21 @@ def read_history(path: str | os.PathLike) -> dict[str, list[float]]:
     return {key: [float(row[key]) for row in rows] for key in (rows[0] if rows else {})}
 
 
+def figure(rows: int = 1, cols: int = 1, figsize=(6, 4), **kwargs):
+    """A `Figure` and its axes (an array when `rows * cols > 1` or `squeeze=False`)."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize)
+    return fig, fig.subplots(rows, cols, **kwargs)
+
+
+def save(fig, path: str | os.PathLike, **layout) -> str:
+    """Lays out `fig`, writes it to `path` as a PNG and returns the path."""
+    fig.tight_layout(**layout)
+    fig.savefig(path, dpi=100)
+    return str(path)
+
+
 def plot_history(history: dict[str, list[float]], path: str | os.PathLike) -> str:
     """Loss and accuracy (masked token accuracy, or accuracy for classifiers) per
     epoch, training against validation."""
@@ -31,7 +42,7 @@ def plot_history(history: dict[str, list[float]], path: str | os.PathLike) -> st
     accuracy = next(
         (k for k in history if k.endswith("accuracy") and not k.startswith("val_")), "accuracy"
     )
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    fig, axes = figure(1, 2, figsize=(10, 4))
     for ax, metric in zip(axes, ("loss", accuracy), strict=True):
         for prefix, style in (("", "-"), ("val_", "--")):
             key = prefix + metric
@@ -41,10 +52,7 @@ def plot_history(history: dict[str, list[float]], path: str | os.PathLike) -> st
         ax.set_title(metric)
         ax.grid(alpha=0.3)
         ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return str(path)
+    return save(fig, path)
 
 
 def plot_schedule(
@@ -56,17 +64,13 @@ def plot_schedule(
     """Learning rate against optimizer step for a Keras `LearningRateSchedule`
     (or any function of a float32 step array)."""
     x = np.arange(max(int(steps), 1))
-    rates = np.asarray(schedule(x.astype("float32")))
-    fig, ax = plt.subplots(figsize=(6, 4))
-    ax.plot(x, rates)
+    fig, ax = figure()
+    ax.plot(x, np.asarray(schedule(x.astype("float32"))))
     ax.set_xlabel("optimizer step")
     ax.set_ylabel("learning rate")
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return str(path)
+    return save(fig, path)
 
 
 def plot_attention(
@@ -81,12 +85,8 @@ def plot_attention(
     heads = weights.shape[0]
     cols = min(heads, 4)
     rows = -(-heads // cols)
-    fig, axes = plt.subplots(
-        rows,
-        cols,
-        figsize=(3 + 0.35 * len(key_tokens) * cols, 1 + 0.35 * len(query_tokens) * rows),
-        squeeze=False,
-    )
+    size = (3 + 0.35 * len(key_tokens) * cols, 1 + 0.35 * len(query_tokens) * rows)
+    fig, axes = figure(rows, cols, figsize=size, squeeze=False)
     for h, ax in enumerate(axes.flat):
         if h >= heads:
             ax.axis("off")
@@ -96,7 +96,4 @@ def plot_attention(
         ax.set_yticks(range(len(query_tokens)), query_tokens, fontsize=7)
         ax.set_title(f"head {h}", fontsize=8)
     fig.suptitle(title, fontsize=9)
-    fig.tight_layout(rect=(0, 0, 1, 0.96))
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return str(path)
+    return save(fig, path, rect=(0, 0, 1, 0.96))

@@ -532,10 +532,12 @@ def measure_memory(
         "steps": steps,
     }
     code = (
-        "import json, sys; from keras_transformer.benchmarking import _memory_probe; "
+        "import json, sys; from keras_transformer.measure.harness import _memory_probe; "
         "print('RESULT ' + json.dumps(_memory_probe(json.loads(sys.argv[1]))))"
     )
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # holds benchmarks/
+    path = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": path}
     completed = subprocess.run(
         [sys.executable, "-c", code, json.dumps(spec)],
         capture_output=True,
@@ -776,3 +778,88 @@ def benchmark_decoding(
         "uncached_tokens_per_s": round(generated / statistics.median(samples["uncached"]), 1),
         "cache_speedup": round(paired_ratio(samples["uncached"], samples["cached"]), 3),
     }
+
+
+def _positive(name: str, value: int) -> None:
+    if value < 1:
+        raise ValueError(f"--{name.replace('_', '-')} {value} must be a positive integer")
+
+
+def main(args, precision_flags: dict[str, str]) -> int:
+    """`keras-transformer benchmark`: times the variants, prints the table, writes `--json`."""
+    tf.get_logger().setLevel("ERROR")
+    for name in ("steps", "repeats", "new_tokens", "decode_batch"):
+        _positive(name, getattr(args, name))
+    if args.json and os.path.isdir(args.json):
+        raise IsADirectoryError(f"--json {args.json} is a directory; pass a file name")
+    start = time.perf_counter()
+
+    def progress(message: str) -> None:
+        print(f"[{time.perf_counter() - start:6.1f}s] {message}", flush=True)
+
+    models = list(dict.fromkeys(args.models))
+    if "keras_hub" in models and not keras_hub_available():
+        print(
+            "note: KerasHub is not installed; skipping the keras_hub peer (pip install keras-hub)"
+        )
+        models.remove("keras_hub")
+    if not models:
+        raise ValueError("no model left to benchmark; pass --models ours (and peers)")
+    xla = {"off": (False,), "on": (True,), "both": (False, True)}[args.xla]
+    precisions = [precision_flags[p] for p in dict.fromkeys(args.precision)]
+    variants = [(m, jit, p) for p in precisions for jit in xla for m in models]
+
+    info = machine_info()
+    print("machine: " + describe_machine(info))
+    results = {"machine": info}
+    training = benchmark_training(
+        args.size,
+        variants,
+        steps=args.steps,
+        repeats=args.repeats,
+        memory=args.memory,
+        progress=progress,
+    )
+    results["training"] = training
+    size = training["size"]
+    print(
+        f"training, {args.size} size ({size['num_layers']} layers, d_model {size['d_model']}, "
+        f"{size['num_heads']} heads, dff {size['dff']}, vocabulary {size['vocab']}, batch "
+        f"{size['batch']} x length {size['length']}, {training['tokens_per_step']} non-padding "
+        f"tokens); matmul peak {training['matmul_peak_gflops']} GFLOP/s"
+    )
+    print(format_training_table(training))
+
+    if args.decoding:
+        progress("decoding: greedy search with and without the key/value cache")
+        model = build_transformer(
+            size["vocab"],
+            size["vocab"],
+            num_layers=size["num_layers"],
+            d_model=size["d_model"],
+            num_heads=size["num_heads"],
+            dff=size["dff"],
+            max_length=max(64, args.new_tokens + 1),
+        )
+        decoding = benchmark_decoding(
+            model,
+            new_tokens=args.new_tokens,
+            batch=args.decode_batch,
+            repeats=args.repeats,
+        )
+        results["decoding"] = decoding
+        print(
+            f"decoding {decoding['new_tokens']} tokens at batch {decoding['batch']}: "
+            f"cached {decoding['cached_tokens_per_s']:.0f} tokens/s, uncached "
+            f"{decoding['uncached_tokens_per_s']:.0f} tokens/s, cache speed-up "
+            f"{decoding['cache_speedup']:.2f}x"
+        )
+    if args.json:
+        directory = os.path.dirname(args.json)
+        if directory:
+            os.makedirs(directory, exist_ok=True)
+        with open(args.json, "w") as handle:
+            json.dump(results, handle, indent=2)
+        print(f"wrote {args.json}")
+    print(f"total {time.perf_counter() - start:.1f}s")
+    return 0

@@ -1,0 +1,80 @@
+"""`keras-transformer exercises --out DIR`: the tutorials as exercises for students.
+
+The committed notebooks hold the solutions. Cells tagged `exercise` (cell
+metadata `tags`) define the function or Layer a student writes; in the copies
+written to `--out`, every function and method of those cells keeps its
+signature and docstring and its body becomes `raise NotImplementedError(...)`.
+The checker cells (`kt.exercises.check_...`) and everything else stay, and
+outputs are cleared. Notebooks without an exercise cell are not copied.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+
+DEFAULT_TUTORIALS = pathlib.Path(__file__).resolve().parents[2] / "tutorials"
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "exercises",
+        help="write the student versions of the tutorials (exercise bodies removed)",
+        description=__doc__.splitlines()[0],
+    )
+    p.add_argument("--out", required=True, help="directory for the student notebooks")
+    p.add_argument(
+        "--tutorials",
+        default=str(DEFAULT_TUTORIALS),
+        help="directory of the solution notebooks (default: the repository's tutorials/)",
+    )
+    p.set_defaults(func=run)
+
+
+def write_student_notebooks(tutorials, out) -> list[pathlib.Path]:
+    """Writes the student version of every tutorial with an exercise cell; returns the paths."""
+    from keras_transformer.exercises import EXERCISE_TAG, student_version
+
+    tutorials, out = pathlib.Path(tutorials), pathlib.Path(out)
+    if not tutorials.is_dir():
+        raise FileNotFoundError(
+            f"--tutorials {tutorials} is not a directory; pass the folder of the tutorial notebooks"
+        )
+    if out.exists() and not out.is_dir():
+        raise FileExistsError(f"--out {out} exists and is not a directory; pass another --out")
+    written = []
+    for path in sorted(tutorials.glob("[0-9][0-9]_*.ipynb")):
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+        changed = 0
+        for cell in notebook["cells"]:
+            if cell["cell_type"] != "code":
+                continue
+            cell["outputs"], cell["execution_count"] = [], None
+            if EXERCISE_TAG in cell.get("metadata", {}).get("tags", []):
+                source = "".join(cell["source"])
+                try:
+                    stub = student_version(source)
+                except ValueError as error:
+                    raise ValueError(f"{path.name}: {error}") from None
+                cell["source"] = stub.splitlines(keepends=True)
+                changed += 1
+        if changed:
+            out.mkdir(parents=True, exist_ok=True)
+            target = out / path.name
+            target.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", "utf-8")
+            written.append(target)
+    return written
+
+
+def run(args) -> int:
+    written = write_student_notebooks(args.tutorials, args.out)
+    if not written:
+        raise ValueError(
+            f"no notebook in --tutorials {args.tutorials} has a cell tagged 'exercise'; "
+            "pass the folder of the course notebooks"
+        )
+    for path in written:
+        print(os.fspath(path))
+    print(f"wrote {len(written)} student notebooks to {args.out}")
+    return 0

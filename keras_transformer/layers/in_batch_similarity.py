@@ -1,0 +1,45 @@
+"""Cosine similarities of every pair in a batch: the logits of in-batch negatives."""
+
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+
+@keras.saving.register_keras_serializable(package="keras_transformer")
+class InBatchSimilarity(keras.layers.Layer):
+    """Cosine similarity of every left vector with every right vector, over a temperature.
+
+    Args:
+        temperature: divides the cosines (small values sharpen the softmax).
+
+    Call arguments:
+        inputs: `[left, right]`, each `(batch, d)`.
+
+    Returns:
+        float32 logits `(batch, batch)`; row `i`'s right answer is column `i`.
+
+    Example:
+
+    >>> import numpy as np
+    >>> x = np.array([[1.0, 0.0], [0.0, 2.0]], "float32")
+    >>> np.asarray(InBatchSimilarity(temperature=1.0)([x, x])).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+
+    def __init__(self, temperature: float = 0.05, **kwargs):
+        super().__init__(**kwargs)
+        if not temperature > 0:
+            raise ValueError(f"temperature must be > 0; received temperature={temperature}.")
+        self.temperature = temperature
+
+    def call(self, inputs):
+        left, right = (ops.cast(x, "float32") for x in inputs)
+        left = left / ops.maximum(ops.norm(left, axis=-1, keepdims=True), 1e-12)
+        right = right / ops.maximum(ops.norm(right, axis=-1, keepdims=True), 1e-12)
+        return ops.matmul(left, ops.transpose(right)) / self.temperature  # (batch, batch)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"temperature": self.temperature})
+        return config

@@ -1,0 +1,202 @@
+"""The command line as a user meets it: a real process, its stderr and exit status.
+
+Pytest hides logging and TensorFlow's C++ logs of in-process calls, so the
+one-line-error promise is checked on `python -m keras_transformer` in a
+subprocess, with the environment of a user (no TF_CPP_MIN_LOG_LEVEL set).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from keras_transformer import __version__, cli
+
+TIMEOUT = 240
+
+
+def _env(**extra) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("TF_CPP_MIN_LOG_LEVEL",)}
+    env.pop("KERAS_TRANSFORMER_TRACEBACK", None)
+    return {**env, **extra}
+
+
+def _run(*argv, stdin: bytes | None = None, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "keras_transformer", *map(str, argv)],
+        input=stdin,
+        capture_output=True,
+        env=env or _env(),
+        timeout=TIMEOUT,
+    )
+
+
+def _one_error_line(result: subprocess.CompletedProcess, command: str, *needles: str) -> str:
+    err = result.stderr.decode()
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert result.returncode == cli.EXIT_USER_ERROR, err
+    assert len(lines) == 1 and "Traceback" not in err, err
+    prefix = f"keras-transformer {command}" if command else "keras-transformer"
+    assert lines[0].startswith(f"{prefix}: error: "), lines[0]
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.fixture()
+def run_copy(tiny_run, tmp_path):
+    copy = tmp_path / "run"
+    shutil.copytree(tiny_run, copy)
+    return copy
+
+
+def test_version_and_module_entry_point():
+    result = _run("--version")
+    assert result.returncode == 0 and result.stdout.decode().strip() == (
+        f"keras-transformer {__version__}"
+    )
+
+
+def test_help_of_every_command_imports_no_tensorflow():
+    code = textwrap.dedent(
+        """
+        import sys
+        from keras_transformer import cli
+        for argv in (["--help"], *([name, "--help"] for name in cli.COMMANDS)):
+            try:
+                cli.main(argv)
+            except SystemExit as exit_:
+                assert exit_.code == 0, argv
+        assert "tensorflow" not in sys.modules, "--help imported tensorflow"
+        print("checked", file=sys.stderr)
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, env=_env(), timeout=TIMEOUT
+    )
+    assert result.returncode == 0 and "checked" in result.stderr.decode(), result.stderr.decode()
+    assert result.stdout.decode().count("exit status: 0 success") == 1 + len(cli.COMMANDS)
+
+
+@pytest.mark.parametrize(
+    "argv, command, needles",
+    [
+        (["translate", "RUN", "one", "--beam-size", "2", "--alpha", "nan"], "translate", ["nan"]),
+        (["export", "RUN", "--out", "x", "--alpha", "inf"], "export", ["--alpha"]),
+        (["train", "--dropout", "nan"], "train", ["--dropout"]),
+        (["train", "--label-smoothing", "1.5"], "train", ["--label-smoothing", "1.5"]),
+        (["pretrain", "--mask-rate", "0"], "pretrain", ["--mask-rate"]),
+        (["translate", "RUN", "--jit-compile", "maybe"], "translate", ["auto", "on", "off"]),
+        (["train", "--no-such-flag"], "", ["--no-such-flag"]),  # argparse: top level
+    ],
+)
+def test_bad_flags_are_one_line_without_loading_anything(argv, command, needles):
+    _one_error_line(_run(*argv), command, *needles)
+
+
+def test_missing_run_directory_is_one_line(tmp_path):
+    _one_error_line(_run("translate", tmp_path / "nowhere", "one"), "translate", "nowhere")
+
+
+def test_config_that_is_not_an_object_is_damaged(run_copy):
+    (run_copy / "config.json").write_text("[]")
+    line = _one_error_line(_run("translate", run_copy, "one"), "translate", "config.json")
+    assert "is damaged" in line and "list" in line
+
+
+def test_truncated_model_is_damaged_not_missing(run_copy, tmp_path):
+    model = run_copy / "model.keras"
+    model.write_bytes(model.read_bytes()[: model.stat().st_size // 2])
+    line = _one_error_line(
+        _run("export", run_copy, "--out", tmp_path / "exported"), "export", "model.keras"
+    )
+    assert "is damaged" in line and "not found" not in line.lower()
+    assert not (tmp_path / "exported").exists()
+
+
+def test_invalid_utf8_names_the_line(tiny_run):
+    result = _run("translate", tiny_run, stdin=b"one two\nthree\n\xff\xfe four\n")
+    _one_error_line(result, "translate", "line 3", "UTF-8")
+
+
+def test_translate_streams_and_ends_quietly_when_the_reader_leaves(tiny_run):
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "keras_transformer",
+            "translate",
+            str(tiny_run),
+            "--batch-size",
+            "4",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_env(),
+    )
+    try:
+        process.stdin.write(b"one two\nfour five\n" * 2)  # one full batch, input still open
+        process.stdin.flush()
+        first = process.stdout.readline()  # arrives before stdin ends: the batch was flushed
+        process.stdout.close()  # the reader leaves (`| head -1`)
+        process.stdin.write(b"six seven\n" * 400)
+        process.stdin.close()
+        err = process.stderr.read().decode()
+        assert process.wait(timeout=TIMEOUT) == 0, err
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert first.endswith(b"\n")
+    assert err.strip() == "", err
+
+
+def test_missing_tensorflow_datasets_names_the_extra(tmp_path):
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "tensorflow_datasets.py").write_text("raise ImportError('not installed')\n")
+    path = os.pathsep.join([str(shadow), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    result = _run(
+        "train", "--task", "ted_hrlr_pt_en", "--out", tmp_path / "run", env=_env(PYTHONPATH=path)
+    )
+    _one_error_line(result, "train", 'pip install "keras_transformer[ted]"')
+
+
+@pytest.mark.parametrize("kind", [TypeError, AttributeError, KeyError])
+def test_an_internal_bug_is_not_disguised_as_a_user_error(monkeypatch, capsys, kind):
+    def broken(args):
+        raise kind("a bug")
+
+    monkeypatch.setattr("keras_transformer.commands.export.run", broken)
+    assert cli.main(["export", "RUN", "--out", "x"]) == cli.EXIT_INTERNAL_ERROR
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "internal error" in err and "please report" in err
+
+
+def test_user_error_type_is_one_line(monkeypatch, capsys):
+    from keras_transformer.errors import UserInputError
+
+    def bad(args):
+        raise UserInputError("--thing 3 is wrong; use 2.")
+
+    monkeypatch.setattr("keras_transformer.commands.export.run", bad)
+    assert cli.main(["export", "RUN", "--out", "x"]) == cli.EXIT_USER_ERROR
+    assert (
+        capsys.readouterr().err == "keras-transformer export: error: --thing 3 is wrong; use 2.\n"
+    )
+
+
+def test_verbose_raises_the_package_log_level():
+    import logging
+
+    cli._configure_logging(0)
+    assert logging.getLogger("keras_transformer").level == logging.WARNING
+    cli._configure_logging(1)
+    assert logging.getLogger("keras_transformer").level == logging.INFO
+    cli._configure_logging(0)
