@@ -107,6 +107,13 @@ def _synthetic_task(
     )
 
 
+def _sequence_task(name, target_fn, vocab_size, length, **options) -> Task:
+    """`_synthetic_task` after checking the arguments copy, reverse and sort share."""
+    vocab_size = _check_vocab_size(vocab_size)
+    length = check_length_range("length", length)
+    return _synthetic_task(name, target_fn, vocab_size=vocab_size, length=length, **options)
+
+
 def copy_task(
     *,
     vocab_size: int = 10,
@@ -134,18 +141,8 @@ def copy_task(
     >>> copy_task(length=4, num_train=1, num_validation=0, num_test=0).train
     [('i g f c', 'i g f c')]
     """
-    vocab_size = _check_vocab_size(vocab_size)
-    length = check_length_range("length", length)
-    return _synthetic_task(
-        "copy",
-        list,
-        vocab_size=vocab_size,
-        length=length,
-        num_train=num_train,
-        num_validation=num_validation,
-        num_test=num_test,
-        seed=seed,
-    )
+    sizes = dict(num_train=num_train, num_validation=num_validation, num_test=num_test)
+    return _sequence_task("copy", list, vocab_size, length, seed=seed, **sizes)
 
 
 def reverse_task(
@@ -164,17 +161,9 @@ def reverse_task(
     >>> reverse_task(length=4, num_train=1, num_validation=0, num_test=0).train
     [('i g f c', 'c f g i')]
     """
-    vocab_size = _check_vocab_size(vocab_size)
-    length = check_length_range("length", length)
-    return _synthetic_task(
-        "reverse",
-        lambda s: list(reversed(s)),
-        vocab_size=vocab_size,
-        length=length,
-        num_train=num_train,
-        num_validation=num_validation,
-        num_test=num_test,
-        seed=seed,
+    sizes = dict(num_train=num_train, num_validation=num_validation, num_test=num_test)
+    return _sequence_task(
+        "reverse", lambda s: list(reversed(s)), vocab_size, length, seed=seed, **sizes
     )
 
 
@@ -194,18 +183,8 @@ def sort_task(
     >>> sort_task(length=4, num_train=1, num_validation=0, num_test=0).train
     [('i g f c', 'c f g i')]
     """
-    vocab_size = _check_vocab_size(vocab_size)
-    length = check_length_range("length", length)
-    return _synthetic_task(
-        "sort",
-        sorted,
-        vocab_size=vocab_size,
-        length=length,
-        num_train=num_train,
-        num_validation=num_validation,
-        num_test=num_test,
-        seed=seed,
-    )
+    sizes = dict(num_train=num_train, num_validation=num_validation, num_test=num_test)
+    return _sequence_task("sort", sorted, vocab_size, length, seed=seed, **sizes)
 
 
 def recall_task(

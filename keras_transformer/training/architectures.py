@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -161,14 +162,23 @@ def translation(config, task: data.Task, init=None) -> Recipe:
     for side, tokenizer in ((0, source), (1, target)):
         warn_if_truncated([pair[side] for pair in task.train], tokenizer, config.max_length)
 
-    def dataset(pairs, training):
+    def dataset(pairs, training, drop_remainder=None):
         return data.make_dataset(
             pairs, source, target, batch_size=config.batch_size, max_length=config.max_length,
-            shuffle=training, seed=config.seed, drop_remainder=training,
+            shuffle=training, seed=config.seed,
+            drop_remainder=training if drop_remainder is None else drop_remainder,
         )  # fmt: skip
 
     train_ds, tokens_per_epoch = with_known_length(dataset(task.train, True))
-    check_full_batch(tokens_per_epoch > 0, config, " (batches are grouped by length)")
+    if tokens_per_epoch == 0:  # small data: train on the incomplete batches instead
+        warnings.warn(
+            f"the {len(task.train)} training pairs fill no complete batch of --batch-size "
+            f"{config.batch_size} (batches are grouped by length); training on incomplete "
+            "batches. Lower --batch-size to silence this.",
+            UserWarning,
+            stacklevel=2,
+        )
+        train_ds, tokens_per_epoch = with_known_length(dataset(task.train, True, False))
     sizes = config.model
 
     def evaluate(model, fit):

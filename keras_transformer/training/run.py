@@ -52,7 +52,8 @@ __all__ = ["TrainConfig", "resolve_precision", "train", "use_xla", "with_known_l
 
 def train(config: TrainConfig) -> dict:
     """Run one training job and write its run directory; returns `metrics.json`."""
-    check_not_finished(config.run_dir, config.overwrite)
+    if not config.overwrite:  # a finished run is refused at once; --overwrite clears it later
+        check_not_finished(config.run_dir, overwrite=False)
     # First TensorFlow call: logical devices and collectives are fixed at start-up.
     strategy = distribute.make_strategy(config.strategy, config.cpu_devices)
     per_replica_batch = distribute.check_global_batch(config.batch_size, strategy)
@@ -67,7 +68,6 @@ def train(config: TrainConfig) -> dict:
     task = data.load_task(config.task, **config.task_options())
     check_splits(task)
     init = load_pretrained(config.init_from) if config.init_from else None
-    run_dir = make_run_dir(distribute.write_dir(config.run_dir, strategy))
     keras.utils.set_random_seed(config.seed)
     precision = resolve_precision(config.mixed_precision)
     keras.mixed_precision.set_global_policy(PRECISIONS[precision])
@@ -80,7 +80,11 @@ def train(config: TrainConfig) -> dict:
         len(task.test),
     )
 
+    # The recipe learns the vocabularies and builds the batches in memory, so bad
+    # settings (a tiny --vocab-size, ...) fail before the run directory is touched.
     recipe = RECIPES[recipe_name(config)](config, task, init)
+    check_not_finished(config.run_dir, config.overwrite)
+    run_dir = make_run_dir(distribute.write_dir(config.run_dir, strategy))
     for name, tokenizer in recipe.tokenizers.items():
         tokenizer.save(os.path.join(run_dir, "tokenizers", name))
     with strategy.scope():  # variables mirrored on every replica
@@ -113,10 +117,12 @@ def train(config: TrainConfig) -> dict:
         **fit.metrics(model),
         "num_test": len(task.test),
     }
-    write_json(os.path.join(run_dir, "metrics.json"), metrics)
     plot_run_curves(run_dir, config, int(optimizer.iterations.numpy()))
     if recipe.plot is not None:
         recipe.plot(model, os.path.join(run_dir, "plots"))
+    # metrics.json marks a finished run (check_not_finished): written last, so a run
+    # stopped before it (even between the plots) is resumed, never taken as done.
+    write_json(os.path.join(run_dir, "metrics.json"), metrics)
     keras.mixed_precision.set_global_policy("float32")
     if run_dir != config.run_dir:  # a non-chief worker: its files were only a copy
         shutil.rmtree(run_dir, ignore_errors=True)

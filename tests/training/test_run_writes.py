@@ -1,0 +1,63 @@
+"""What `train` writes, and when: nothing before the settings are checked, the
+completion marker (`metrics.json`) last, and small data trains."""
+
+import json
+
+import pytest
+
+from keras_transformer.training import run as run_module
+from keras_transformer.training.run import TrainConfig, train
+
+TINY = dict(
+    num_train=200, num_validation=32, num_test=16, epochs=1, num_layers=1, d_model=16,
+    num_heads=2, dff=32, batch_size=32, max_length=24, warmup_steps=10,
+)  # fmt: skip
+
+
+def test_bad_settings_fail_before_the_run_directory_exists(tmp_path):
+    out = tmp_path / "run"
+    with pytest.raises(ValueError, match="vocab_size=1"):
+        train(TrainConfig(out=str(out), vocab_size=1, **TINY))
+    assert not out.exists()
+
+
+def test_a_failing_overwrite_leaves_the_finished_run_as_it_was(tmp_path):
+    out = tmp_path / "run"
+    train(TrainConfig(out=str(out), **TINY))
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    with pytest.raises(ValueError, match="vocab_size=1"):
+        train(TrainConfig(out=str(out), vocab_size=1, overwrite=True, **TINY))
+    after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert after == before
+
+
+def test_metrics_json_is_written_after_the_plots(tmp_path, monkeypatch):
+    """A stop while plotting (here: an error) leaves no completion marker, so the
+    same command resumes the run instead of taking it as finished."""
+    out = tmp_path / "run"
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt("stopped while plotting")
+
+    monkeypatch.setattr(run_module, "plot_run_curves", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        train(TrainConfig(out=str(out), **TINY))
+    assert (out / "model.keras").exists() and not (out / "metrics.json").exists()
+    monkeypatch.undo()
+    metrics = train(TrainConfig(out=str(out), **TINY))
+    assert json.loads((out / "metrics.json").read_text()) == json.loads(json.dumps(metrics))
+    assert (out / "plots" / "history.png").exists()
+
+
+def test_a_ten_pair_tsv_trains_with_a_warning(tmp_path):
+    data = tmp_path / "pairs.tsv"
+    data.write_text("".join(f"w{i} v{i}\tt{i} u{i}\n" for i in range(10)), encoding="utf-8")
+    config = TrainConfig(
+        task="tsv", data=str(data), out=str(tmp_path / "run"), epochs=1, num_layers=1,
+        d_model=16, num_heads=2, dff=32, max_length=16, warmup_steps=10,
+    )  # fmt: skip
+    with pytest.warns(UserWarning) as caught:
+        metrics = train(config)
+    messages = " ".join(str(w.message) for w in caught)
+    assert "only 10 distinct sources" in messages and "incomplete batches" in messages
+    assert metrics["num_test"] == 1 and (tmp_path / "run" / "model.keras").exists()
