@@ -1,7 +1,8 @@
 """Greedy and beam search over an `IncrementalDecoder`, as TensorFlow graphs.
 
 `continue_tokens` is the one left-to-right loop (greedy, sampling, forced
-prompts); `beam_search` keeps several prefixes per row. Both loops are `tf.while_loop`s with static shapes (the token buffer and the
+prompts); `beam_search` keeps several prefixes per row. Neither ever generates
+`[PAD]` (`never_padding`). Both loops are `tf.while_loop`s with static shapes (the token buffer and the
 caches have `max_length` positions), so inside a `tf.function` the step is
 traced once and serves every length. They stop when every sequence has
 produced `[END]`, or after `max_length - 1` generated tokens.
@@ -45,6 +46,7 @@ def continue_tokens(decoder, tokens, prompt_lengths, state, *, end_id: int, choo
 
     def body(t, tokens, done, state):
         logits, state = decoder.step(tokens, t, state)  # (batch, vocab)
+        logits = never_padding(logits)
         if choose is None:
             token = tf.argmax(logits, axis=-1, output_type=tf.int32)
         else:
@@ -59,6 +61,17 @@ def continue_tokens(decoder, tokens, prompt_lengths, state, *, end_id: int, choo
 
     _, tokens, _, _ = tf.while_loop(cond, body, (tf.constant(0), tokens, done, state))
     return tokens
+
+
+def never_padding(logits):
+    """`logits` with `[PAD]` (id 0) at -inf: padding is never generated.
+
+    A generated 0 would read as padding to the full model (its masks come from
+    `ids != 0`) but not to the step-by-step decoder, and nothing after it could
+    be trusted; an untrained model picks it as readily as any other id.
+    """
+    is_pad = tf.equal(tf.range(tf.shape(logits)[-1]), 0)  # (vocab,)
+    return tf.where(is_pad, tf.constant(float("-inf"), logits.dtype), logits)
 
 
 def start_buffer(batch, start_id: int, length: int):
@@ -180,7 +193,7 @@ def beam_search(
     def body(t, tokens, scores, done, lengths, state):
         logits, state = decoder.step(tokens, t, state)  # (batch*k, vocab)
         vocab = tf.shape(logits)[-1]
-        log_probs = tf.reshape(tf.nn.log_softmax(logits), [batch, k, vocab])
+        log_probs = tf.reshape(tf.nn.log_softmax(never_padding(logits)), [batch, k, vocab])
         # A finished beam may only "emit" padding, at no cost.
         pad_only = tf.one_hot(0, vocab, on_value=0.0, off_value=-1e9)
         log_probs = tf.where(done[..., None], pad_only, log_probs)

@@ -19,7 +19,7 @@ def reference_decode(model, source, max_length):
     target = [START]
     for _ in range(max_length):
         logits = np.asarray(model({"source": source[None], "target": np.array([target])}))
-        token = int(logits[0, -1].argmax())
+        token = int(logits[0, -1, 1:].argmax()) + 1  # [PAD] (id 0) is never generated
         target.append(token)
         if token == END:
             break

@@ -177,7 +177,7 @@ def test_errors(tiny_run, translators, tmp_path):
         else:
             dst.write_text(src.read_text())
     (broken / "model.keras").write_bytes(b"not a zip file")
-    with pytest.raises(ValueError, match="could not load"):
+    with pytest.raises(ValueError, match="model.keras is damaged"):
         Translator.from_run_dir(broken)
 
 
