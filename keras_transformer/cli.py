@@ -102,15 +102,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def user_error(error: BaseException) -> bool:
-    """Errors a user can fix (a value, a file, data): reported as one line.
-
-    The rule: `keras_transformer.errors.UserInputError` and every other
-    `ValueError` (bad values and data; `UnicodeDecodeError` included), `OSError`
-    (a missing file, not a directory, no permission, a failed download),
-    `keras_transformer.errors.MissingExtraError` (an optional dependency) and
-    TensorFlow's `tf.errors.OpError` (bad input to an op). Anything else
-    (`TypeError`, `AttributeError`, `KeyError`, ...) is a bug of the package
-    and gets a traceback.
+    """Errors a user can fix, reported as one line: `ValueError` (`UserInputError`
+    included), `OSError`, `MissingExtraError` and `tf.errors.OpError`; anything else is a bug.
     """
     from keras_transformer.errors import MissingExtraError
 

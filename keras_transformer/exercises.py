@@ -54,11 +54,6 @@ __all__ = [
 _RTOL, _ATOL = 1e-3, 1e-4
 
 
-# ----------------------------------------------------------------------------
-# helpers
-# ----------------------------------------------------------------------------
-
-
 def _fail(message: str):
     raise AssertionError(message)
 
@@ -163,7 +158,9 @@ def _np_layer_norm(x, gamma, beta, epsilon=1e-6, axis=-1):
     return (x - mean) / np.sqrt(var + epsilon) * gamma + beta
 
 
-def _make_layer(cls, what: str, **kwargs):
+def _make_layer(cls, **kwargs):
+    arguments = ", ".join(f"{key}={value}" for key, value in kwargs.items())
+    what = f"{getattr(cls, '__name__', 'cls')}({arguments})"
     layer = _run(what, cls, **kwargs)
     if not isinstance(layer, keras.layers.Layer):
         _fail(f"{what} returned {type(layer).__name__}, not a keras.layers.Layer subclass")
@@ -204,11 +201,6 @@ def _ln_weights(rng, d):
     return [gamma, beta]
 
 
-# ----------------------------------------------------------------------------
-# scaled dot-product attention
-# ----------------------------------------------------------------------------
-
-
 def check_scaled_dot_product_attention(fn) -> None:
     """Checks a student's scaled dot-product attention (section 3.2.1).
 
@@ -225,14 +217,7 @@ def check_scaled_dot_product_attention(fn) -> None:
     `(batch, 1, kv_len)` and `(q_len, kv_len)` (causal), mask polarity, padded
     keys, and 4-D inputs `(batch, heads, len, d)`.
 
-    Args:
-        fn: the student's function.
-
-    Returns:
-        `None` when every probe passes.
-
-    Raises:
-        AssertionError: naming the first mistake found and the paper section.
+    Returns `None` when every probe passes, else raises `AssertionError` naming the mistake.
     """
     rng = np.random.default_rng(0)
     q = rng.standard_normal((2, 3, 16)).astype("float32")
@@ -357,11 +342,6 @@ def check_scaled_dot_product_attention(fn) -> None:
     return None
 
 
-# ----------------------------------------------------------------------------
-# positional encoding
-# ----------------------------------------------------------------------------
-
-
 def _pe_table(length, depth, layout="paper", exponent="2i", start=0):
     pos = np.arange(start, start + length, dtype="float64")[:, None]  # (length, 1)
     pair = np.arange(depth // 2, dtype="float64")[None, :]  # (1, depth / 2)
@@ -395,14 +375,7 @@ def check_positional_encoding(fn) -> None:
     `i/d` instead of `2i/d`, the exponent built from the column index, positions
     starting at 1, and any other wrong frequency (by column).
 
-    Args:
-        fn: the student's function.
-
-    Returns:
-        `None` when every probe passes.
-
-    Raises:
-        AssertionError: naming the mistake and the paper section.
+    Returns `None` when every probe passes, else raises `AssertionError` naming the mistake.
     """
     sec = "(section 3.5)"
     for length, depth in ((50, 16), (9, 6)):
@@ -462,10 +435,6 @@ def check_positional_encoding(fn) -> None:
         )
     return None
 
-
-# ----------------------------------------------------------------------------
-# multi-head attention
-# ----------------------------------------------------------------------------
 
 _MHA_LAYOUT = (
     "query, key, value and output projections, each a kernel (d_model, d_model) and a "
@@ -559,22 +528,14 @@ def check_multi_head_attention(cls, d_model: int = 32, num_heads: int = 4) -> No
     (none, `d_head`, `sqrt(d_model)`), softmax over the queries, mask polarity,
     head split and merge, key/value swapped, missing output projection.
 
-    Args:
-        cls: the student's Layer class.
-        d_model, num_heads: sizes of the probe (defaults 32 and 4: d_head = 8, so
-            dividing by d_head, sqrt(d_head) or sqrt(d_model) all differ).
-
-    Returns:
-        `None` when every probe passes.
-
-    Raises:
-        AssertionError: naming the mistake and the paper section.
+    `d_model`, `num_heads`: sizes of the probe (defaults 32 and 4: d_head = 8, so dividing by
+    d_head, sqrt(d_head) or sqrt(d_model) all differ). Returns `None` when every probe passes,
+    else raises `AssertionError` naming the mistake.
     """
     sec = "(section 3.2.2)"
     rng = np.random.default_rng(1)
     b, q_len, kv_len = 2, 3, 5
-    what = f"{getattr(cls, '__name__', 'cls')}(d_model={d_model}, num_heads={num_heads})"
-    layer = _make_layer(cls, what, d_model=d_model, num_heads=num_heads)
+    layer = _make_layer(cls, d_model=d_model, num_heads=num_heads)
     xq = rng.standard_normal((b, q_len, d_model)).astype("float32")
     xv = rng.standard_normal((b, kv_len, d_model)).astype("float32")
     xk = rng.standard_normal((b, kv_len, d_model)).astype("float32")
@@ -653,11 +614,6 @@ def check_multi_head_attention(cls, d_model: int = 32, num_heads: int = 4) -> No
     return None
 
 
-# ----------------------------------------------------------------------------
-# Add & Norm, feed-forward
-# ----------------------------------------------------------------------------
-
-
 def check_add_norm(cls, d_model: int = 8) -> None:
     """Checks a student's residual connection + layer normalization (section 3.1).
 
@@ -672,13 +628,10 @@ def check_add_norm(cls, d_model: int = 8) -> None:
     Mistakes named: no residual (`LayerNorm(sublayer_output)`), pre-LN
     (`x + LayerNorm(sublayer_output)`), `LayerNorm(x) + sublayer_output`, no
     normalization, normalization over the wrong axis.
-
-    Raises:
-        AssertionError: naming the mistake and the paper section.
     """
     sec = "(section 3.1)"
     rng = np.random.default_rng(2)
-    layer = _make_layer(cls, f"{getattr(cls, '__name__', 'cls')}()")
+    layer = _make_layer(cls)
     x = (3.0 + 2.0 * rng.standard_normal((2, 5, d_model))).astype("float32")
     sub = (-1.0 + 0.5 * rng.standard_normal((2, 5, d_model))).astype("float32")
     what = "layer(x, sublayer_output)"
@@ -730,14 +683,10 @@ def check_feed_forward(cls, d_model: int = 8, dff: int = 24) -> None:
 
     Mistakes named: no ReLU, ReLU also on the output, another activation, a
     residual added, mixing positions.
-
-    Raises:
-        AssertionError: naming the mistake and the paper section.
     """
     sec = "(section 3.3)"
     rng = np.random.default_rng(3)
-    what = f"{getattr(cls, '__name__', 'cls')}(d_model={d_model}, dff={dff})"
-    layer = _make_layer(cls, what, d_model=d_model, dff=dff)
+    layer = _make_layer(cls, d_model=d_model, dff=dff)
     x = rng.standard_normal((2, 5, d_model)).astype("float32")
     _run("layer(x)", layer, x)
     w1, b1, w2, b2 = _random_weights(rng, [(d_model, dff), (dff,), (dff, d_model), (d_model,)])
@@ -773,10 +722,6 @@ def check_feed_forward(cls, d_model: int = 8, dff: int = 24) -> None:
             _fail(f"layer(x): {mistake} {sec}")
     _fail(f"layer(x) differs from max(0, x W1 + b1) W2 + b2 ({_max_diff(out, expected)}) {sec}")
 
-
-# ----------------------------------------------------------------------------
-# encoder and decoder layers
-# ----------------------------------------------------------------------------
 
 _ENCODER_LAYOUT = (
     "self-attention (query, key, value, output: kernel + bias each), its LayerNorm "
@@ -872,14 +817,10 @@ def check_encoder_layer(cls, d_model: int = 16, num_heads: int = 4, dff: int = 3
     padding invariance (extra padded positions change no real output), global
     attention (the first position sees the last). Mistakes named: pre-LN,
     missing residuals, padding mask ignored, a causal mask in the encoder.
-
-    Raises:
-        AssertionError: naming the mistake and the paper section.
     """
     sec = "(section 3.1)"
     rng = np.random.default_rng(4)
-    what = f"{getattr(cls, '__name__', 'cls')}(d_model={d_model}, num_heads={num_heads}, dff={dff})"
-    layer = _make_layer(cls, what, d_model=d_model, num_heads=num_heads, dff=dff)
+    layer = _make_layer(cls, d_model=d_model, num_heads=num_heads, dff=dff)
     x = rng.standard_normal((2, 6, d_model)).astype("float32")
     padding = np.array([[True] * 6, [True] * 4 + [False] * 2])
     _run("layer(x)", layer, x)
@@ -956,14 +897,10 @@ def check_decoder_layer(cls, d_model: int = 16, num_heads: int = 4, dff: int = 3
     matters; padded source positions change nothing. Mistakes named: no causal
     mask, cross-attention before self-attention, queries taken from the context,
     pre-LN, context padding ignored.
-
-    Raises:
-        AssertionError: naming the mistake and the paper section.
     """
     sec = "(section 3.2.3)"
     rng = np.random.default_rng(5)
-    what = f"{getattr(cls, '__name__', 'cls')}(d_model={d_model}, num_heads={num_heads}, dff={dff})"
-    layer = _make_layer(cls, what, d_model=d_model, num_heads=num_heads, dff=dff)
+    layer = _make_layer(cls, d_model=d_model, num_heads=num_heads, dff=dff)
     x = rng.standard_normal((2, 4, d_model)).astype("float32")
     context = rng.standard_normal((2, 6, d_model)).astype("float32")
     tgt_pad = np.ones((2, 4), bool)
@@ -1035,11 +972,6 @@ def check_decoder_layer(cls, d_model: int = 16, num_heads: int = 4, dff: int = 3
     return None
 
 
-# ----------------------------------------------------------------------------
-# masked loss
-# ----------------------------------------------------------------------------
-
-
 def _np_token_losses(labels, logits, label_smoothing=0.0):
     log_p = logits - logits.max(-1, keepdims=True)
     log_p = log_p - np.log(np.exp(log_p).sum(-1, keepdims=True))
@@ -1065,9 +997,6 @@ def check_masked_loss(fn) -> None:
     Mistakes named: padding counted, dividing by all positions, a mean of
     per-sentence means, logits read as probabilities, a sum instead of a mean,
     padding logits changing the loss.
-
-    Raises:
-        AssertionError: naming the mistake and the paper section.
     """
     sec = "(section 5)"
     rng = np.random.default_rng(6)
@@ -1119,10 +1048,6 @@ def check_masked_loss(fn) -> None:
             )
     return None
 
-
-# ----------------------------------------------------------------------------
-# student versions of the notebooks
-# ----------------------------------------------------------------------------
 
 EXERCISE_TAG = "exercise"
 CHECKER_TAG = "checker"

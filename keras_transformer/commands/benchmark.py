@@ -1,11 +1,7 @@
 """`keras-transformer benchmark`: time training steps (ours against peers) and decoding here.
 
-Builds the chosen models at one size, trains them on one fixed synthetic
-batch, round-robin in this process, and prints step time, non-padding target
-tokens per second, model FLOPs utilisation against a matmul timed alongside,
-and the ratios between variants (see `keras_transformer.measure.harness` for the
-FLOP formula and the peers). `--decoding` adds greedy decoding with and
-without the key/value cache. `--json` writes everything measured.
+Step time, non-padding tokens/s, MFU and ratios between variants, measured by
+`keras_transformer.measure.harness` (its docstring has the FLOP formula and the peers).
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """`keras-transformer compare`: measure Transformers against RNNs and CNNs, write a report.
 
-Writes `comparison.json`, `comparison.md` and `plots/*.png` to `--out`:
-the analytic complexity table of the paper, the same quantities measured on
-Keras layers (parameters, traced FLOPs, sequential steps), gradient norms
-against distance, forward + backward timings against length, and the
-long-range recall accuracy of a Transformer, an RNN and a CNN.
+Writes `comparison.json`, `comparison.md` and `plots/*.png` to `--out` (`measure.report`).
 """
 
 from __future__ import annotations

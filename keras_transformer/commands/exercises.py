@@ -1,11 +1,7 @@
 """`keras-transformer exercises --out DIR`: the tutorials as exercises for students.
 
-The committed notebooks hold the solutions. Cells tagged `exercise` (cell
-metadata `tags`) define the function or Layer a student writes; in the copies
-written to `--out`, every function and method of those cells keeps its
-signature and docstring and its body becomes `raise NotImplementedError(...)`.
-The checker cells (`kt.exercises.check_...`) and everything else stay, and
-outputs are cleared. Notebooks without an exercise cell are not copied.
+In cells tagged `exercise` every function body becomes `raise NotImplementedError(...)`
+(signatures and docstrings stay); outputs are cleared; notebooks without one are skipped.
 """
 
 from __future__ import annotations

@@ -114,15 +114,29 @@ def _sequence_task(name, target_fn, vocab_size, length, **options) -> Task:
     return _synthetic_task(name, target_fn, vocab_size=vocab_size, length=length, **options)
 
 
-def copy_task(
-    *,
-    vocab_size: int = 10,
-    length: int | tuple[int, int] = (4, 8),
-    num_train: int = 2_000,
-    num_validation: int = 200,
-    num_test: int = 200,
-    seed: int = 0,
-) -> Task:
+def _sequence_task_function(name: str, target_fn, doc: str):
+    """A public task function whose target is `target_fn(source symbols)`."""
+
+    def task(
+        *,
+        vocab_size: int = 10,
+        length: int | tuple[int, int] = (4, 8),
+        num_train: int = 2_000,
+        num_validation: int = 200,
+        num_test: int = 200,
+        seed: int = 0,
+    ) -> Task:
+        sizes = dict(num_train=num_train, num_validation=num_validation, num_test=num_test)
+        return _sequence_task(name, target_fn, vocab_size, length, seed=seed, **sizes)
+
+    task.__name__ = task.__qualname__ = f"{name}_task"
+    task.__doc__ = doc
+    return task
+
+
+copy_task = _sequence_task_function(
+    "copy",
+    list,
     """The target is the source.
 
     Args:
@@ -140,51 +154,30 @@ def copy_task(
 
     >>> copy_task(length=4, num_train=1, num_validation=0, num_test=0).train
     [('i g f c', 'i g f c')]
-    """
-    sizes = dict(num_train=num_train, num_validation=num_validation, num_test=num_test)
-    return _sequence_task("copy", list, vocab_size, length, seed=seed, **sizes)
-
-
-def reverse_task(
-    *,
-    vocab_size: int = 10,
-    length: int | tuple[int, int] = (4, 8),
-    num_train: int = 2_000,
-    num_validation: int = 200,
-    num_test: int = 200,
-    seed: int = 0,
-) -> Task:
+    """,
+)
+reverse_task = _sequence_task_function(
+    "reverse",
+    lambda s: list(reversed(s)),
     """The target is the source in reverse order. Arguments as in `copy_task`.
 
     Example:
 
     >>> reverse_task(length=4, num_train=1, num_validation=0, num_test=0).train
     [('i g f c', 'c f g i')]
-    """
-    sizes = dict(num_train=num_train, num_validation=num_validation, num_test=num_test)
-    return _sequence_task(
-        "reverse", lambda s: list(reversed(s)), vocab_size, length, seed=seed, **sizes
-    )
-
-
-def sort_task(
-    *,
-    vocab_size: int = 10,
-    length: int | tuple[int, int] = (4, 8),
-    num_train: int = 2_000,
-    num_validation: int = 200,
-    num_test: int = 200,
-    seed: int = 0,
-) -> Task:
+    """,
+)
+sort_task = _sequence_task_function(
+    "sort",
+    sorted,
     """The target is the source sorted in `ALPHABET` order. Arguments as in `copy_task`.
 
     Example:
 
     >>> sort_task(length=4, num_train=1, num_validation=0, num_test=0).train
     [('i g f c', 'c f g i')]
-    """
-    sizes = dict(num_train=num_train, num_validation=num_validation, num_test=num_test)
-    return _sequence_task("sort", sorted, vocab_size, length, seed=seed, **sizes)
+    """,
+)
 
 
 def recall_task(

@@ -27,16 +27,10 @@ update are left out (elementwise work). The backward pass costs twice the
 forward pass, so a step is `3x` the forward FLOPs. MFU = step FLOPs / step time
 / measured matmul peak.
 
-Peers (same inputs, embeddings, output projection, dropout 0.1 on residuals
-and embeddings; only the encoder and decoder blocks differ):
-
-- `ours`: `keras_transformer.models.build_transformer`;
-- `keras_mha`: post-LN blocks made of `keras.layers.MultiHeadAttention`,
-  `Add`, `LayerNormalization` and `Dense`, padding masks passed explicitly;
-- `keras_hub`: KerasHub's `TransformerEncoder` / `TransformerDecoder`
-  (`pip install keras-hub`); their `dropout` also drops attention weights;
-- `tutorial`: the `keras_mha` blocks with the TensorFlow tutorial's head size
-  (every head `d_model` wide instead of `d_model / num_heads`).
+Peers share inputs, embeddings, output projection and dropout; only the blocks differ:
+`ours` (`build_transformer`), `keras_mha` (post-LN `keras.layers.MultiHeadAttention`
+blocks), `keras_hub` (KerasHub's blocks) and `tutorial` (`keras_mha` with heads
+`d_model` wide, as in the TensorFlow tutorial).
 """
 
 from __future__ import annotations
@@ -78,9 +72,6 @@ SIZES: dict[str, dict[str, int]] = {
 
 MODELS = ("ours", "keras_mha", "keras_hub", "tutorial")
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
-
-
-# --------------------------------------------------------------------------- machine
 
 
 def machine_info() -> dict[str, Any]:
@@ -153,9 +144,6 @@ def matmul_step(n: int = 1024, dtype: str = "float32") -> tuple[Callable[[], Any
     return run, 2.0 * n**3
 
 
-# --------------------------------------------------------------------------- FLOPs
-
-
 def transformer_step_flops(
     *,
     num_layers: int,
@@ -195,9 +183,6 @@ def model_key_dim(model: str, d_model: int, num_heads: int) -> int:
     return d_model if model == "tutorial" else d_model // num_heads
 
 
-# --------------------------------------------------------------------------- peers
-
-
 class _AttentionMask(keras.layers.Layer):
     """(batch, kv_len) bool -> (batch, 1, kv_len) for keras MHA's attention_mask."""
 
@@ -221,47 +206,53 @@ def _feed_forward(x, d_model, dff, dropout):
     return _residual(x, keras.layers.Dense(d_model)(y), dropout)
 
 
+def _peer_model(
+    name, encode, decode, vocabs, *, num_layers=4, d_model=128, max_length=512, dropout=0.1
+):
+    """Inputs, embeddings and logits of a peer; `encode` and `decode` make its blocks."""
+    source = keras.Input((None,), dtype="int32", name="source")
+    target = keras.Input((None,), dtype="int32", name="target")
+    src_mask, x = _embed(source, vocabs[0], d_model, max_length, dropout, "encoder_embedding")
+    for _ in range(num_layers):
+        x = encode(x, src_mask)
+    tgt_mask, h = _embed(target, vocabs[1], d_model, max_length, dropout, "decoder_embedding")
+    for _ in range(num_layers):
+        h = decode(h, x, tgt_mask, src_mask)
+    logits = keras.layers.Dense(vocabs[1], dtype="float32", name="logits")(h)
+    return keras.Model({"source": source, "target": target}, logits, name=name)
+
+
 def build_keras_mha_transformer(
     source_vocab_size: int,
     target_vocab_size: int,
     *,
-    num_layers: int = 4,
-    d_model: int = 128,
     num_heads: int = 8,
+    key_dim: int | None = None,
     dff: int = 512,
     dropout: float = 0.1,
     attention_dropout: float = 0.0,
+    d_model: int = 128,
+    num_layers: int = 4,
     max_length: int = 512,
-    key_dim: int | None = None,
 ) -> keras.Model:
     """`build_transformer`'s model with blocks made of `keras.layers.MultiHeadAttention`."""
     key_dim = key_dim or d_model // num_heads
-    source = keras.Input((None,), dtype="int32", name="source")
-    target = keras.Input((None,), dtype="int32", name="target")
-    src_mask, x = _embed(
-        source, source_vocab_size, d_model, max_length, dropout, "encoder_embedding"
-    )
-    src_att = _AttentionMask()(src_mask)  # (batch, 1, src_len)
-    for _ in range(num_layers):
-        y = keras.layers.MultiHeadAttention(num_heads, key_dim, dropout=attention_dropout)(
-            x, x, attention_mask=src_att
-        )
-        x = _feed_forward(_residual(x, y, dropout), d_model, dff, dropout)
-    tgt_mask, h = _embed(
-        target, target_vocab_size, d_model, max_length, dropout, "decoder_embedding"
-    )
-    tgt_att = _AttentionMask()(tgt_mask)  # (batch, 1, tgt_len)
-    for _ in range(num_layers):
-        y = keras.layers.MultiHeadAttention(num_heads, key_dim, dropout=attention_dropout)(
-            h, h, attention_mask=tgt_att, use_causal_mask=True
-        )
-        h = _residual(h, y, dropout)
-        y = keras.layers.MultiHeadAttention(num_heads, key_dim, dropout=attention_dropout)(
-            h, x, attention_mask=src_att
-        )
-        h = _feed_forward(_residual(h, y, dropout), d_model, dff, dropout)
-    logits = keras.layers.Dense(target_vocab_size, dtype="float32", name="logits")(h)
-    return keras.Model({"source": source, "target": target}, logits, name="keras_mha")
+
+    def attention(query, value, mask, **options):
+        mask = _AttentionMask()(mask)  # (batch, 1, kv_len)
+        layer = keras.layers.MultiHeadAttention(num_heads, key_dim, dropout=attention_dropout)
+        return _residual(query, layer(query, value, attention_mask=mask, **options), dropout)
+
+    def encode(x, src_mask):
+        return _feed_forward(attention(x, x, src_mask), d_model, dff, dropout)
+
+    def decode(h, x, tgt_mask, src_mask):
+        h = attention(h, h, tgt_mask, use_causal_mask=True)
+        return _feed_forward(attention(h, x, src_mask), d_model, dff, dropout)
+
+    vocabs = (source_vocab_size, target_vocab_size)
+    sizes = dict(num_layers=num_layers, d_model=d_model, max_length=max_length, dropout=dropout)
+    return _peer_model("keras_mha", encode, decode, vocabs, **sizes)
 
 
 def build_tutorial_transformer(
@@ -288,21 +279,15 @@ def build_keras_hub_transformer(
     source_vocab_size: int,
     target_vocab_size: int,
     *,
-    num_layers: int = 4,
-    d_model: int = 128,
     num_heads: int = 8,
     dff: int = 512,
     dropout: float = 0.1,
     attention_dropout: float = 0.0,
-    max_length: int = 512,
+    **sizes: int,
 ) -> keras.Model:
-    """The same model from KerasHub's `TransformerEncoder` / `TransformerDecoder`.
+    """The same model from KerasHub's encoder and decoder blocks (`attention_dropout` ignored).
 
-    KerasHub applies its one `dropout` to the attention weights too, so
-    `attention_dropout` is ignored.
-
-    Raises:
-        ImportError: KerasHub is not installed (`pip install keras-hub`).
+    `sizes`: `num_layers`, `d_model` and `max_length`, as in `build_keras_mha_transformer`.
     """
     try:
         import keras_hub
@@ -311,25 +296,17 @@ def build_keras_hub_transformer(
             "the keras_hub peer needs KerasHub: pip install keras-hub "
             '(or pip install -e ".[bench]")'
         ) from error
-    del attention_dropout
-    source = keras.Input((None,), dtype="int32", name="source")
-    target = keras.Input((None,), dtype="int32", name="target")
-    src_mask, x = _embed(
-        source, source_vocab_size, d_model, max_length, dropout, "encoder_embedding"
-    )
-    for _ in range(num_layers):
-        x = keras_hub.layers.TransformerEncoder(dff, num_heads, dropout=dropout)(
-            x, padding_mask=src_mask
-        )
-    tgt_mask, h = _embed(
-        target, target_vocab_size, d_model, max_length, dropout, "decoder_embedding"
-    )
-    for _ in range(num_layers):
-        h = keras_hub.layers.TransformerDecoder(dff, num_heads, dropout=dropout)(
-            h, x, decoder_padding_mask=tgt_mask, encoder_padding_mask=src_mask
-        )
-    logits = keras.layers.Dense(target_vocab_size, dtype="float32", name="logits")(h)
-    return keras.Model({"source": source, "target": target}, logits, name="keras_hub")
+    hub = keras_hub.layers
+
+    def encode(x, src_mask):
+        return hub.TransformerEncoder(dff, num_heads, dropout=dropout)(x, padding_mask=src_mask)
+
+    def decode(h, x, tgt_mask, src_mask):
+        layer = hub.TransformerDecoder(dff, num_heads, dropout=dropout)
+        return layer(h, x, decoder_padding_mask=tgt_mask, encoder_padding_mask=src_mask)
+
+    vocabs = (source_vocab_size, target_vocab_size)
+    return _peer_model("keras_hub", encode, decode, vocabs, dropout=dropout, **sizes)
 
 
 BUILDERS: dict[str, Callable[..., keras.Model]] = {
@@ -338,9 +315,6 @@ BUILDERS: dict[str, Callable[..., keras.Model]] = {
     "keras_hub": build_keras_hub_transformer,
     "tutorial": build_tutorial_transformer,
 }
-
-
-# --------------------------------------------------------------------------- data and models
 
 
 def synthetic_batch(
@@ -378,11 +352,7 @@ def compile_model(
     dropout: float = 0.1,
     attention_dropout: float = 0.0,
 ) -> keras.Model:
-    """Builds and compiles one benchmarked model (Adam on the paper's schedule, masked loss).
-
-    The global dtype policy is set to `precision` while the model is built and
-    restored afterwards.
-    """
+    """Builds and compiles one benchmarked model under the dtype policy `precision`."""
     if model not in BUILDERS:
         raise ValueError(f"model={model!r} is not one of {MODELS}")
     if precision not in PRECISIONS:
@@ -414,9 +384,6 @@ def variant_name(model: str, jit_compile: bool, precision: str) -> str:
     """`"ours xla bf16"` style label."""
     short = {"float32": "fp32", "mixed_bfloat16": "bf16", "mixed_float16": "fp16"}[precision]
     return f"{model} {'xla' if jit_compile else 'no-xla'} {short}"
-
-
-# --------------------------------------------------------------------------- timing
 
 
 def round_robin(
@@ -461,9 +428,6 @@ def paired_ratio(numerator: Sequence[float], denominator: Sequence[float]) -> fl
     2.0
     """
     return statistics.median(a / b for a, b in zip(numerator, denominator, strict=True))
-
-
-# --------------------------------------------------------------------------- memory
 
 
 def _status_mb(field: str) -> float:
@@ -514,23 +478,13 @@ def measure_memory(
     steps: int = 2,
     timeout: float = 900,
 ) -> dict:
-    """Peak memory of building, compiling and training one variant, in a fresh process.
+    """Peak memory of building and training one variant, in a fresh process.
 
-    Each variant gets its own Python process, so models built earlier (or their
-    freed memory that the allocator keeps) do not count. Reported: the process's
-    resident set after importing TensorFlow and making the batch
-    (`baseline_rss_mb`), its peak (`peak_rss_mb`, Linux `VmHWM`) and their
-    difference (`peak_increase_mb`: the variant's own peak); on a GPU also the
-    peak of TensorFlow's GPU allocator (`gpu_peak_mb`).
+    `baseline_rss_mb` (after importing TensorFlow), `peak_rss_mb` (`VmHWM`), their
+    difference `peak_increase_mb`, and on a GPU `gpu_peak_mb`.
     """
-    spec = {
-        "model": model,
-        "size": dict(size),
-        "jit_compile": jit_compile,
-        "precision": precision,
-        "attention_dropout": attention_dropout,
-        "steps": steps,
-    }
+    spec = dict(model=model, size=dict(size), jit_compile=jit_compile, precision=precision)
+    spec.update(attention_dropout=attention_dropout, steps=steps)
     code = (
         "import json, sys; from keras_transformer.measure.harness import _memory_probe; "
         "print('RESULT ' + json.dumps(_memory_probe(json.loads(sys.argv[1]))))"
@@ -538,13 +492,8 @@ def measure_memory(
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # holds benchmarks/
     path = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": path}
-    completed = subprocess.run(
-        [sys.executable, "-c", code, json.dumps(spec)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-    )
+    command = [sys.executable, "-c", code, json.dumps(spec)]
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
     for line in completed.stdout.splitlines():
         if line.startswith("RESULT "):
             return json.loads(line[len("RESULT ") :])
@@ -552,9 +501,6 @@ def measure_memory(
         f"memory probe of {model} failed (exit {completed.returncode}): "
         + completed.stderr.strip()[-2000:]
     )
-
-
-# --------------------------------------------------------------------------- training
 
 
 def benchmark_training(
@@ -568,35 +514,13 @@ def benchmark_training(
     matmul_size: int = 1024,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Training-step time, non-padding tokens/s, MFU and ratios of `(model, xla, precision)` variants.
+    """Step time, non-padding tokens/s, MFU and ratios of `(model, xla, precision)` variants.
 
-    All variants train on the same fixed batch (`synthetic_batch`), in this
-    process, round-robin with a float32 matmul that gives the machine's peak
-    under the same load. Two warm-up steps (tracing, XLA compilation) are not
-    timed.
-
-    Args:
-        size: a key of `SIZES` or a dict with the same keys.
-        variants: `(model, jit_compile, precision)` triples; model in `MODELS`,
-            precision in `PRECISIONS`.
-        steps: training steps per variant per repeat.
-        repeats: round-robin repeats; medians over repeats are reported.
-        memory: also measure each variant's peak memory in a fresh process
-            (`measure_memory`; slow: one TensorFlow start per variant).
-        attention_dropout: dropout on the attention weights of `ours` and the
-            Keras peers.
-        matmul_size: `n` of the `(n, n) @ (n, n)` peak measurement.
-        progress: called with a line of text as the work advances.
-
-    Returns:
-        A dict: `machine`, `size`, `repeats`, `steps`, `matmul_peak_gflops`,
-        `tokens_per_step` and `rows`, one per variant with `variant`, `model`,
-        `xla`, `precision`, `parameters`, `step_gflop`, `step_ms` (median),
-        `step_ms_min`, `tokens_per_s`, `mfu`, `speed_vs_reference` (this
-        variant's speed over the first variant's, median of per-repeat ratios)
-        and, for peers, `ours_speedup` (the peer's step time over `ours` at the
-        same XLA and precision setting; above 1 means ours is faster), plus the
-        memory fields when `memory=True`.
+    All variants train on one fixed batch, round-robin with a float32 matmul (the peak
+    under the same load), after two untimed warm-up steps. `size` is a key of `SIZES` or
+    a dict like one; `memory` adds `measure_memory` per variant (a fresh process each).
+    Rows hold `step_ms`, `tokens_per_s`, `mfu`, `speed_vs_reference` (over the first
+    variant) and, for peers, `ours_speedup` (peer time / ours; above 1: ours is faster).
     """
     say = progress or (lambda message: None)
     cfg = dict(SIZES[size]) if isinstance(size, str) else dict(size)
@@ -642,12 +566,8 @@ def benchmark_training(
     for (model_name, jit, precision), label in zip(variants, models, strict=True):
         step = statistics.median(samples[label])
         flops = transformer_step_flops(
-            num_layers=cfg["num_layers"],
-            d_model=cfg["d_model"],
-            num_heads=cfg["num_heads"],
-            dff=cfg["dff"],
+            **{k: cfg[k] for k in ("num_layers", "d_model", "num_heads", "dff", "batch")},
             target_vocab_size=cfg["vocab"],
-            batch=cfg["batch"],
             source_length=cfg["length"],
             target_length=cfg["length"],
             key_dim=model_key_dim(model_name, cfg["d_model"], cfg["num_heads"]),
@@ -721,9 +641,6 @@ def format_training_table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-# --------------------------------------------------------------------------- decoding
-
-
 def benchmark_decoding(
     model: keras.Model,
     *,
@@ -736,12 +653,7 @@ def benchmark_decoding(
 ) -> dict[str, Any]:
     """Greedy decoding of exactly `new_tokens` tokens with and without the key/value cache.
 
-    Both searches are traced once before timing and timed round-robin; the
-    `[END]` id is set to -1 so every row generates `new_tokens` tokens.
-
-    Returns:
-        `new_tokens`, `batch`, `cached_tokens_per_s`, `uncached_tokens_per_s`
-        and `cache_speedup` (median of per-repeat ratios).
+    Both are traced first and timed round-robin (`[END]` is -1, so no row stops early).
     """
     from keras_transformer.inference import IncrementalDecoder, greedy_search
 
@@ -832,15 +744,9 @@ def main(args, precision_flags: dict[str, str]) -> int:
 
     if args.decoding:
         progress("decoding: greedy search with and without the key/value cache")
-        model = build_transformer(
-            size["vocab"],
-            size["vocab"],
-            num_layers=size["num_layers"],
-            d_model=size["d_model"],
-            num_heads=size["num_heads"],
-            dff=size["dff"],
-            max_length=max(64, args.new_tokens + 1),
-        )
+        sizes = {k: size[k] for k in ("num_layers", "d_model", "num_heads", "dff")}
+        max_length = max(64, args.new_tokens + 1)
+        model = build_transformer(size["vocab"], size["vocab"], max_length=max_length, **sizes)
         decoding = benchmark_decoding(
             model,
             new_tokens=args.new_tokens,

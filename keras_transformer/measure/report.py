@@ -249,27 +249,28 @@ def run_comparison(
     return results
 
 
-# ----------------------------------------------------------------------------- plots
+def _finish(ax, fig, path, xlabel, ylabel, title, fontsize=8):
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=fontsize)
+    return _save(fig, path)
 
 
 def plot_operations(results: dict[str, Any], path: str) -> str:
     """Measured FLOPs (dots) and formulas (lines) against `T`, log-log."""
-    measured = results["measured"]
+    measured, d = results["measured"], results["measured"]["d"]
     lengths = measured["lengths"]
     fig, ax = figure(figsize=(6, 4.5))
     for kind in OPERATION_KINDS:
         (line,) = ax.plot(lengths, results["analytic"]["flops"][kind], "-", label=f"{kind} formula")
         ax.plot(lengths, measured["layers"][kind]["flops"], "o", color=line.get_color())
-    d = measured["d"]
     ax.axvline(d, color="grey", ls=":", label=f"T = d = {d}")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel("sequence length T")
-    ax.set_ylabel("forward FLOPs (batch 1)")
-    ax.set_title(f"Operations per layer, d = {d} (dots: counted in the traced graph)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    return _save(fig, path)
+    title = f"Operations per layer, d = {d} (dots: counted in the traced graph)"
+    return _finish(ax, fig, path, "sequence length T", "forward FLOPs (batch 1)", title, 7)
 
 
 def plot_sequential_steps(results: dict[str, Any], path: str) -> str:
@@ -278,22 +279,15 @@ def plot_sequential_steps(results: dict[str, Any], path: str) -> str:
     fig, ax = figure(figsize=(6, 4.5))
     styles = {"self_attention": "o-", "rnn": "s-", "lstm": "x--", "convolution": "^-"}
     for kind in OPERATION_KINDS:
-        ax.plot(
-            measured["lengths"],
-            measured["layers"][kind]["critical_path"],
-            styles.get(kind, "o-"),
-            label=kind,
-        )
+        path_lengths = measured["layers"][kind]["critical_path"]
+        ax.plot(measured["lengths"], path_lengths, styles.get(kind, "o-"), label=kind)
     loop = measured["recurrent_loop"]
     ax.plot(loop["lengths"], loop["steps"], "k*", markersize=9, label="LSTM while-loop iterations")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
-    ax.set_xlabel("sequence length T")
-    ax.set_ylabel("matrix products that must run in sequence")
-    ax.set_title("Critical path: grows with T for the loop, constant otherwise")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    return _save(fig, path)
+    ylabel = "matrix products that must run in sequence"
+    title = "Critical path: grows with T for the loop, constant otherwise"
+    return _finish(ax, fig, path, "sequence length T", ylabel, title)
 
 
 def plot_gradients(results: dict[str, Any], path: str) -> str:
@@ -301,58 +295,33 @@ def plot_gradients(results: dict[str, Any], path: str) -> str:
     grad = results["gradients"]
     fig, ax = figure(figsize=(6, 4.5))
     for kind, curve in grad["curves"].items():
-        norms = np.asarray(curve["norm"])
-        distance = np.asarray(curve["distance"])
-        shown = norms > 0
-        ax.semilogy(distance[shown], norms[shown], ".-", label=kind)
-    ax.set_xlabel("distance T - t")
-    ax.set_ylabel("gradient norm of the last output")
-    ax.set_title(
+        norms, distance = np.asarray(curve["norm"]), np.asarray(curve["distance"])
+        ax.semilogy(distance[norms > 0], norms[norms > 0], ".-", label=kind)
+    title = (
         f"Path length through gradients (T = {grad['length']}, d = {grad['d']}, "
         f"{grad['seeds']} seeds)"
     )
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    return _save(fig, path)
+    return _finish(ax, fig, path, "distance T - t", "gradient norm of the last output", title)
 
 
 def plot_timing(results: dict[str, Any], path: str) -> str:
     """Median forward + backward seconds against `T`, log-log, with the attention fit."""
-    spec = results["timing"]
+    spec, fit = results["timing"], results["timing"]["self_attention_fit"]
     lengths = np.asarray(spec["lengths"], dtype="float64")
     fig, ax = figure(figsize=(6, 4.5))
     for kind in spec["kinds"]:
         ax.plot(lengths, spec["seconds"][kind], "o-", label=kind)
-    fit = spec["self_attention_fit"]
     dense = np.geomspace(lengths[0], lengths[-1], 100)
-    ax.plot(
-        dense,
-        fit["a"] + fit["b"] * dense + fit["c"] * dense**2,
-        "--",
-        color="grey",
-        label="attention fit a + bT + cT^2",
-    )
-    ax.axvline(
-        spec["analytic_quadratic_overtakes_linear_at"],
-        color="grey",
-        ls="-.",
-        label=f"2 T^2 d > 4 T d^2 from T = 2d = {spec['analytic_quadratic_overtakes_linear_at']}",
-    )
-    if fit["quadratic_overtakes_linear_at"]:
-        ax.axvline(
-            fit["quadratic_overtakes_linear_at"],
-            color="red",
-            ls=":",
-            label=f"cT^2 > bT from T = {fit['quadratic_overtakes_linear_at']:.0f}",
-        )
+    curve = fit["a"] + fit["b"] * dense + fit["c"] * dense**2
+    ax.plot(dense, curve, "--", color="grey", label="attention fit a + bT + cT^2")
+    at = spec["analytic_quadratic_overtakes_linear_at"]
+    ax.axvline(at, color="grey", ls="-.", label=f"2 T^2 d > 4 T d^2 from T = 2d = {at}")
+    if at := fit["quadratic_overtakes_linear_at"]:
+        ax.axvline(at, color="red", ls=":", label=f"cT^2 > bT from T = {at:.0f}")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel("sequence length T")
-    ax.set_ylabel("seconds per forward + backward")
-    ax.set_title(f"Wall clock, d = {spec['d']}, batch {spec['batch']}, {spec['device']}")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    return _save(fig, path)
+    title = f"Wall clock, d = {spec['d']}, batch {spec['batch']}, {spec['device']}"
+    return _finish(ax, fig, path, "sequence length T", "seconds per forward + backward", title, 7)
 
 
 def plot_long_range(results: dict[str, Any], path: str) -> str:
@@ -364,12 +333,9 @@ def plot_long_range(results: dict[str, Any], path: str) -> str:
     ax.axhline(lr["chance"], color="grey", ls=":", label="chance")
     ax.set_xscale("log", base=2)
     ax.set_ylim(0, 1.05)
-    ax.set_xlabel("distance of the recalled symbol from the end")
-    ax.set_ylabel("test accuracy")
-    ax.set_title("Long-range recall after brief training")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    return _save(fig, path)
+    xlabel = "distance of the recalled symbol from the end"
+    title = "Long-range recall after brief training"
+    return _finish(ax, fig, path, xlabel, "test accuracy", title)
 
 
 PLOTS: dict[str, Callable[[dict[str, Any], str], str]] = {
@@ -382,7 +348,9 @@ PLOTS: dict[str, Callable[[dict[str, Any], str], str]] = {
 """The figures `write_comparison` draws, by file name."""
 
 
-# ----------------------------------------------------------------------------- markdown
+def _row_values(values: dict[str, Any]) -> list[Any]:
+    fields = ("parameters", "parameters_equal_formula", "flops", "flops_equal_formula")
+    return [values[f] for f in (*fields, "critical_path", "sequential_steps")]
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> str:
@@ -628,14 +596,7 @@ other model by at least 0.78, as its O(1) path predicts.
 
 
 def comparison_markdown(results: dict[str, Any]) -> str:
-    """The readable report: one table per measurement, each with a sentence on what it shows.
-
-    Args:
-        results: the dict `run_comparison` returns.
-
-    Returns:
-        Markdown text.
-    """
+    """The Markdown report of `run_comparison`'s results: a table and a sentence per section."""
     analytic, measured = results["analytic"], results["measured"]
     d, k, length = analytic["d"], analytic["kernel_size"], analytic["length"]
     layers = measured["layers"]
@@ -683,27 +644,11 @@ def comparison_markdown(results: dict[str, Any]) -> str:
         "against log T.",
         "",
         _table(
+            "layer|T|parameters|= formula|FLOPs|= formula|critical path|sequential steps".split(
+                "|"
+            ),
             [
-                "layer",
-                "T",
-                "parameters",
-                "= formula",
-                "FLOPs",
-                "= formula",
-                "critical path",
-                "sequential steps",
-            ],
-            [
-                [
-                    kind,
-                    t,
-                    layers[kind]["parameters"][i],
-                    layers[kind]["parameters_equal_formula"],
-                    layers[kind]["flops"][i],
-                    layers[kind]["flops_equal_formula"],
-                    layers[kind]["critical_path"][i],
-                    layers[kind]["sequential_steps"][i],
-                ]
+                [kind, t] + [v[i] if isinstance(v, list) else v for v in _row_values(layers[kind])]
                 for kind in OPERATION_KINDS
                 for i, t in enumerate(measured["lengths"])
             ],
@@ -721,14 +666,7 @@ def comparison_markdown(results: dict[str, Any]) -> str:
         "",
         _table(
             ["T", "loop iterations"],
-            [
-                [t, s]
-                for t, s in zip(
-                    measured["recurrent_loop"]["lengths"],
-                    measured["recurrent_loop"]["steps"],
-                    strict=True,
-                )
-            ],
+            list(zip(*(measured["recurrent_loop"][k] for k in ("lengths", "steps")), strict=True)),
         ),
         "",
     ]
@@ -839,15 +777,7 @@ def comparison_markdown(results: dict[str, Any]) -> str:
 
 
 def write_comparison(results: dict[str, Any], out_dir: str | os.PathLike) -> dict[str, str]:
-    """Writes `comparison.json`, `comparison.md` and `plots/*.png` under `out_dir`.
-
-    Args:
-        results: the dict `run_comparison` returns.
-        out_dir: directory (created if missing).
-
-    Returns:
-        `{"json": path, "markdown": path, "<figure>.png": path, ...}`.
-    """
+    """Writes `comparison.json`, `comparison.md` and `plots/*.png`; returns their paths by key."""
     out_dir = str(out_dir)
     plots_dir = os.path.join(out_dir, "plots")
     os.makedirs(plots_dir, exist_ok=True)
