@@ -75,6 +75,7 @@ def median_seconds(function, repeats: int) -> float:
 
 def time_search(model, source, new_tokens, decoder_name, jit, repeats) -> float:
     use_cache, static = DECODERS[decoder_name]
+    static = static or bool(jit)  # XLA compiles fixed shapes only
     decoder = IncrementalDecoder(model, new_tokens + 1, use_cache=use_cache, static_shapes=static)
     search = tf.function(
         lambda s: greedy_search(decoder, s, start_id=2, end_id=3), jit_compile=jit or None

@@ -138,6 +138,62 @@ def check_run_files(run_dir) -> None:
             )
 
 
+TRANSLATING_ARCHITECTURES = ("encoder-decoder", "decoder-only")
+"""Architectures whose runs `translate` and `export` serve."""
+
+
+def run_files(run_dir) -> tuple[str, dict[str, str]]:
+    """`(architecture, files)` of a translation run directory, after `check_run_files`.
+
+    An encoder-decoder run holds `model.keras`, `tokenizers/source/vocab.txt`
+    and `tokenizers/target/vocab.txt`; a decoder-only run (`config.json`'s
+    `architecture`) holds `model.keras` and `tokenizers/joint/vocab.txt`.
+    Raises `FileNotFoundError` naming the missing files, `DamagedRunError` for
+    a damaged `config.json`, `model.keras` or vocabulary, and `UserInputError`
+    for a run of an architecture that does not translate. Reads no TensorFlow.
+    """
+    import json
+    import os
+
+    from keras_transformer.errors import DamagedRunError, UserInputError
+
+    run_dir = os.fspath(run_dir)
+    check_run_files(run_dir)  # a damaged config.json or model.keras says so first
+    config_path = os.path.join(run_dir, "config.json")
+    architecture = "encoder-decoder"  # runs written before config.json named it
+    if os.path.isfile(config_path):
+        with open(config_path, encoding="utf-8") as handle:
+            architecture = json.load(handle).get("architecture") or architecture
+    if architecture not in TRANSLATING_ARCHITECTURES:
+        raise UserInputError(
+            f"{run_dir} holds a run of --architecture {architecture}, which does not "
+            f"translate; pass a run of {' or '.join(TRANSLATING_ARCHITECTURES)}."
+        )
+    sides = ("joint",) if architecture == "decoder-only" else ("source", "target")
+    files = {"model": os.path.join(run_dir, "model.keras")}
+    files.update({side: os.path.join(run_dir, "tokenizers", side, "vocab.txt") for side in sides})
+    missing = [path for path in files.values() if not os.path.isfile(path)]
+    if missing:
+        raise FileNotFoundError(
+            f"{run_dir} is not a run directory of `keras-transformer train`: missing "
+            f"{', '.join(os.path.relpath(p, run_dir) for p in missing)}. Pass the --out "
+            "directory of a finished training run."
+        )
+    for side in sides:
+        try:
+            with open(files[side], encoding="utf-8") as handle:
+                tokens = handle.read().split()
+        except UnicodeDecodeError as error:
+            tokens, reason = None, f"not UTF-8 text ({error.reason})"
+        else:
+            reason = "it lacks [PAD] [UNK] [START] [END]"
+        if tokens is None or not {"[PAD]", "[UNK]", "[START]", "[END]"} <= set(tokens):
+            raise DamagedRunError(
+                f"{files[side]} is damaged: {reason}. Re-run training or restore the file."
+            )
+    return architecture, files
+
+
 class OneLineArgumentParser(argparse.ArgumentParser):
     """Usage errors as one line on stderr (`PROG: error: MESSAGE (see PROG --help)`), exit 2.
 

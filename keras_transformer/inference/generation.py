@@ -12,7 +12,6 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from keras_transformer.data.batches import encode_prompts
 from keras_transformer.inference.incremental import IncrementalDecoder
 from keras_transformer.inference.search import continue_tokens
 
@@ -157,8 +156,11 @@ def translate_by_prefix(
 ) -> list[str]:
     """Greedy translations of `sources` by a decoder-only model (KV cache).
 
-    The prompt is `[START] source [SEP]` (`data.batches.encode_prompts`); the
-    continuation up to `[END]` is the translation.
+    The prompt is `[START] source [SEP]` (as `data.batches.encode_prompts`);
+    the continuation up to `[END]` (at most `max_length - 1` tokens) is the
+    translation. This is `PrefixTranslator`, the translator that `translate`
+    and `export` load for a decoder-only run, so training's test predictions
+    are theirs.
 
     Args:
         model: a `build_language_model` trained on `prefix_sequences`.
@@ -170,20 +172,10 @@ def translate_by_prefix(
     Returns:
         The detokenized targets, in order.
     """
+    from keras_transformer.inference.translator import PrefixTranslator
+
+    translator = PrefixTranslator(model, tokenizer, max_length=max_length)
     results: list[str] = []
     for begin in range(0, len(sources), batch_size):
-        prompts = encode_prompts(sources[begin : begin + batch_size], tokenizer, max_length)
-        prompts = prompts.to_tensor(default_value=0).numpy()
-        lengths = (prompts != 0).sum(axis=1)
-        tokens = generate(
-            model, prompts, max_length=prompts.shape[1] + max_length - 1, end_id=tokenizer.end_id
-        )
-        continuations = []
-        for row, length in zip(tokens, lengths, strict=True):
-            generated = list(row[length:])
-            if tokenizer.end_id in generated:
-                generated = generated[: generated.index(tokenizer.end_id)]
-            continuations.append(generated)
-        ragged = tf.ragged.constant(continuations, dtype=tf.int32, ragged_rank=1)
-        results.extend(t.decode("utf-8") for t in tokenizer.detokenize(ragged).numpy())
+        results.extend(translator(list(sources[begin : begin + batch_size])))
     return results

@@ -50,9 +50,10 @@ class IncrementalDecoder:
             at least 2 and at most the model's position table (the `max_length`
             it was built with).
         use_cache: keep keys/values of past positions instead of recomputing them.
-        static_shapes: without the cache, re-run the decoder on the whole
-            `max_length` buffer instead of the prefix (needed under XLA, which
-            cannot compile the prefix's growing shape). Ignored with the cache.
+        static_shapes: keep every shape fixed, as XLA needs: without the cache,
+            re-run the decoder on the whole `max_length` buffer instead of the
+            prefix; with it, attend over the whole cache (positions not yet
+            written are masked) instead of the positions filled so far.
 
     Example:
 
@@ -189,15 +190,22 @@ class IncrementalDecoder:
         x = self.embedding(token, start_index=index)  # (batch, 1, d_model)
         caches = []
         for i, layer in enumerate(self.layers):
+            full = state["self"][i]  # (batch, 2, max_length, heads, key_dim)
+            # Without XLA the step attends over the index + 1 positions filled so
+            # far, not the whole buffer; XLA needs the buffer's one static shape.
+            cache = full if self.static_shapes else full[:, :, : index + 1]
             x, cache = layer(
                 x,
                 None,
                 context_padding_mask=source_mask,
-                self_attention_cache=state["self"][i],
+                self_attention_cache=cache,
                 cross_attention_cache=state["cross"][i] if self.has_encoder else None,
                 cache_update_index=index,
                 training=False,
             )
+            if not self.static_shapes:
+                cache = tf.concat([cache, full[:, :, index + 1 :]], axis=2)
+                cache.set_shape(full.shape)  # what the concat cannot know statically
             caches.append(cache)
         state = dict(state, self=tuple(caches))
         return self._project(x)[:, 0], state

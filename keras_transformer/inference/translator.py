@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import keras
 import tensorflow as tf
 
-from keras_transformer._validation import check_run_files
+from keras_transformer._validation import run_files
 from keras_transformer.data import WordPieceTokenizer, encode_source
 from keras_transformer.inference.incremental import IncrementalDecoder, _is_int, position_limit
 from keras_transformer.inference.search import beam_search, greedy_search
@@ -99,7 +99,7 @@ class Translator(tf.Module):
         self.jit_compile = bool(jit_compile)
         # Checks max_length against the model's position table, before any tracing.
         self.decoder = IncrementalDecoder(model, max_length, use_cache=use_cache)
-        self._static_decoder = None  # the uncached decoder XLA can compile, made on demand
+        self._static_decoder = None  # the fixed-shape decoder XLA compiles, made on demand
         self._searches = {}
         self._resized = {}
 
@@ -115,22 +115,13 @@ class Translator(tf.Module):
         """Load `model.keras`, the tokenizers and `max_length` of a training run.
 
         `max_length=None` uses the run's `config.json` (else the model's
-        position table); other arguments as in the constructor.
+        position table); other arguments as in the constructor. A decoder-only
+        run (`config.json`'s `architecture`, tokenizer in `tokenizers/joint`)
+        gives a `PrefixTranslator`.
         """
         run_dir = os.fspath(run_dir)
-        files = {
-            "model": os.path.join(run_dir, "model.keras"),
-            "source": os.path.join(run_dir, "tokenizers", "source", "vocab.txt"),
-            "target": os.path.join(run_dir, "tokenizers", "target", "vocab.txt"),
-        }
-        missing = [path for path in files.values() if not os.path.isfile(path)]
-        if missing:
-            raise FileNotFoundError(
-                f"{run_dir} is not a run directory of `keras-transformer train`: missing "
-                f"{', '.join(os.path.relpath(p, run_dir) for p in missing)}. Pass the --out "
-                "directory of a finished training run."
-            )
-        check_run_files(run_dir)  # a damaged config.json or model.keras says so
+        # the run's layout (config.json's architecture), missing or damaged files named
+        architecture, files = run_files(run_dir)
         config_path = os.path.join(run_dir, "config.json")
         config = {}
         if os.path.isfile(config_path):
@@ -144,6 +135,17 @@ class Translator(tf.Module):
                 f"{str(error).splitlines()[0] if str(error) else ''}. Re-run training or "
                 "restore the file."
             ) from error
+        if architecture == "decoder-only":
+            limit = position_limit(model)
+            return PrefixTranslator(
+                model,
+                WordPieceTokenizer.load(files["joint"]),
+                max_length=max_length
+                if max_length is not None
+                else config.get("max_length") or (limit // 2 if limit else 64),
+                use_cache=use_cache,
+                jit_compile=jit_compile,
+            )
         return cls(
             model,
             WordPieceTokenizer.load(files["source"]),
@@ -156,11 +158,11 @@ class Translator(tf.Module):
         )
 
     def _decoder_for(self, jit: bool) -> IncrementalDecoder:
-        if not jit or self.use_cache:
+        if not jit:
             return self.decoder
         if self._static_decoder is None:
             self._static_decoder = IncrementalDecoder(
-                self.model, self.max_length, use_cache=False, static_shapes=True
+                self.model, self.max_length, use_cache=self.use_cache, static_shapes=True
             )
         return self._static_decoder
 
@@ -206,6 +208,9 @@ class Translator(tf.Module):
 
             def translate(texts):
                 source = encode_source(texts, self.source_tokenizer, self.max_length)
+                if jit:  # one source width: XLA compiles once per batch size, not per width
+                    width = self.max_length - tf.shape(source)[1]
+                    source = tf.pad(source, [[0, 0], [0, width]])
                 return self.target_tokenizer.detokenize(search_ids(source))
 
             self._searches[key] = tf.function(
@@ -243,8 +248,13 @@ class Translator(tf.Module):
         if not texts:
             return []
         self._warn_if_truncated(texts)
+        rows = len(texts)
+        if self.jit_compile:
+            # XLA compiles once per batch size: round up to a power of two (repeating the
+            # last text) so a stream of batches of varying sizes compiles a few times only.
+            texts = texts + texts[-1:] * (2 ** (rows - 1).bit_length() - rows)
         outputs = self.search_function(beam_size, alpha)(tf.constant(texts, tf.string))
-        return [t.decode("utf-8") for t in outputs.numpy()]
+        return [t.decode("utf-8") for t in outputs.numpy()[:rows]]
 
     def _warn_if_truncated(self, texts: list[str]) -> None:
         lengths = self.source_tokenizer.tokenize(tf.constant(texts)).row_lengths().numpy()
@@ -256,3 +266,176 @@ class Translator(tf.Module):
                 self.max_length,
                 too_long[0],
             )
+
+
+class _PrefixDecoder:
+    """An `IncrementalDecoder` of a decoder-only model, seen by the searches as an
+    encoder-decoder one: the "source" is the prompt `[START] source [SEP]`.
+
+    `encode` hands the prompt through; `step` forces the prompt's tokens (their
+    logits become 0 for the prompt token and -1e9 for every other, so greedy and
+    beam search copy them at no cost) and leaves the model's logits after it.
+    The search loops stay the package's one set (`greedy_search`, `beam_search`,
+    both on `continue_tokens`'s step).
+    """
+
+    def __init__(self, decoder: IncrementalDecoder):
+        self.decoder = decoder
+        self.max_length = decoder.max_length
+
+    def encode(self, prompt):
+        prompt = tf.convert_to_tensor(prompt, tf.int32)
+        return prompt, tf.not_equal(prompt, 0)
+
+    def initial_state(self, context, source_mask):
+        state = self.decoder.initial_state(batch_size=tf.shape(context)[0])
+        lengths = tf.reduce_sum(tf.cast(source_mask, tf.int32), axis=1)
+        return dict(state, prompt=context, prompt_lengths=lengths)
+
+    def step(self, tokens, index, state):
+        logits, state = self.decoder.step(tokens, index, state)
+        prompt = state["prompt"]
+        following = tf.gather(prompt, tf.minimum(index + 1, tf.shape(prompt)[1] - 1), axis=1)
+        forced = tf.one_hot(following, tf.shape(logits)[-1], on_value=0.0, off_value=-1e9)
+        in_prompt = index + 1 < state["prompt_lengths"]  # (batch,)
+        return tf.where(in_prompt[:, None], forced, logits), state
+
+    reorder = staticmethod(IncrementalDecoder.reorder)
+
+
+class PrefixTranslator(Translator):
+    """`Translator` of a decoder-only run: the continuation of `[START] source [SEP]`.
+
+    The model (`build_language_model`, trained by `train --architecture
+    decoder-only` on "source [SEP] target") reads the prompt, then greedy or
+    beam search continues it up to `[END]`, at most `max_length - 1` tokens
+    (`[END]` included), like the encoder-decoder's target. The searches are the
+    encoder-decoder ones (`_PrefixDecoder` forces the prompt), so calls, the
+    `search_function`, `translate_tokens` and the export behave as for
+    `Translator`; an input with no tokens translates to `""`. Beam search's
+    length penalty counts the prompt's positions too.
+
+    Args:
+        model: a `build_language_model` model; its position table must hold
+            `2 * max_length - 1` positions (the prompt and the continuation).
+        tokenizer: the run's joint `WordPieceTokenizer`.
+        max_length: tokens per framed side (the training `max_length`).
+        use_cache, jit_compile: as for `Translator`.
+    """
+
+    def __init__(
+        self,
+        model: keras.Model,
+        tokenizer: WordPieceTokenizer,
+        *,
+        max_length: int = 64,
+        use_cache: bool = True,
+        jit_compile: bool = False,
+    ):
+        tf.Module.__init__(self, name="translator")
+        if not _is_int(max_length) or max_length < 3:
+            raise ValueError(
+                f"max_length must be an integer >= 3 ([START], one token, [END]); received "
+                f"max_length={max_length!r}. Omit it to use the run's max_length."
+            )
+        limit = position_limit(model)
+        if limit is not None and 2 * max_length - 1 > limit:
+            raise ValueError(
+                f"max_length={max_length} needs {2 * max_length - 1} positions (prompt and "
+                f"continuation) but the model's position table has {limit}; pass max_length "
+                f"<= {(limit + 1) // 2}."
+            )
+        self.model = model
+        self.source_tokenizer = self.target_tokenizer = tokenizer
+        self.max_length = max_length = int(max_length)
+        self.use_cache = use_cache
+        self.jit_compile = bool(jit_compile)
+        self.decoder = _PrefixDecoder(
+            IncrementalDecoder(model, 2 * max_length - 1, use_cache=use_cache)
+        )
+        self._static_decoder = None
+        self._searches = {}
+        self._resized = {}
+
+    def _decoder_for(self, jit: bool) -> _PrefixDecoder:
+        if not jit:
+            return self.decoder
+        if self._static_decoder is None:
+            self._static_decoder = _PrefixDecoder(
+                IncrementalDecoder(
+                    self.model, 2 * self.max_length - 1, use_cache=self.use_cache,
+                    static_shapes=True,
+                )
+            )  # fmt: skip
+        return self._static_decoder
+
+    def _prompts(self, texts):
+        """Strings `(batch,)` -> `[START] source [SEP]` ids `(batch, width)`, 0-padded."""
+        ids = self.source_tokenizer.tokenize(texts)[:, : self.max_length - 2]
+        ids = tf.cast(ids, tf.int32)
+        column = tf.ones([ids.nrows(), 1], tf.int32)
+        tok = self.source_tokenizer
+        prompts = tf.concat([column * tok.start_id, ids, column * tok.sep_id], axis=1)
+        return prompts.to_tensor(default_value=0)
+
+    def _continuation_ids(self, prompts, beam_size: int, alpha: float, decoder):
+        """Prompt ids -> continuation ids `(batch, max_length - 1)`, `[END]` included."""
+        generated = self._search_ids(prompts, beam_size, alpha, decoder)  # without [START]
+        lengths = tf.reduce_sum(tf.cast(tf.not_equal(prompts, 0), tf.int32), axis=1)
+        # the continuation of row i starts at position lengths[i] (- 1 without [START])
+        positions = lengths[:, None] - 1 + tf.range(self.max_length - 1)[None]
+        return tf.gather(generated, positions, batch_dims=1)
+
+    def search_function(self, beam_size: int = 1, alpha: float = 0.6, jit_compile=None):
+        """The `tf.function` strings `(batch,)` -> translations `(batch,)`, as for
+        `Translator.search_function`."""
+        beam_size = check_beam_size(beam_size)
+        jit = self.jit_compile if jit_compile is None else bool(jit_compile)
+        key = (beam_size, float(alpha), jit)
+        if key not in self._searches:
+            decoder = self._decoder_for(jit)
+
+            def search_ids(prompts):
+                return self._continuation_ids(prompts, key[0], key[1], decoder)
+
+            if jit:
+                search_ids = tf.function(
+                    search_ids,
+                    input_signature=[tf.TensorSpec([None, None], tf.int32)],
+                    jit_compile=True,
+                )
+
+            def translate(texts):
+                prompts = self._prompts(texts)
+                if jit:  # one prompt width: XLA compiles once per batch size
+                    width = self.max_length - tf.shape(prompts)[1]
+                    prompts = tf.pad(prompts, [[0, 0], [0, width]])
+                return self.target_tokenizer.detokenize(search_ids(prompts))
+
+            self._searches[key] = tf.function(
+                translate, input_signature=[tf.TensorSpec([None], tf.string)]
+            )
+        return self._searches[key]
+
+    def translate_tokens(self, texts: Sequence[str], beam_size: int = 1, alpha: float = 0.6):
+        """Continuation ids `(batch, max_length - 1)` (END included, 0 after; all 0
+        for an input with no tokens). Runs eagerly, without XLA."""
+        beam_size = check_beam_size(beam_size)
+        prompts = self._prompts(tf.constant(list(texts), tf.string))
+        return self._continuation_ids(prompts, beam_size, alpha, self.decoder).numpy()
+
+    def __call__(
+        self, texts: Sequence[str], beam_size: int = 1, alpha: float = 0.6, max_length=None
+    ) -> list[str]:
+        if max_length is not None and max_length != self.max_length and not isinstance(texts, str):
+            check_beam_size(beam_size)
+            if max_length not in self._resized:
+                self._resized[max_length] = PrefixTranslator(
+                    self.model,
+                    self.source_tokenizer,
+                    max_length=max_length,
+                    use_cache=self.use_cache,
+                    jit_compile=self.jit_compile,
+                )
+            return self._resized[max_length](texts, beam_size=beam_size, alpha=alpha)
+        return super().__call__(texts, beam_size=beam_size, alpha=alpha)
