@@ -1,11 +1,16 @@
 """Training pieces of the paper: learning-rate schedule, optimizer, masked loss and accuracy."""
 
-from keras_transformer.training.losses import MaskedAccuracy, MaskedSparseCategoricalCrossentropy
+from keras_transformer.training.losses import (
+    MaskedAccuracy,
+    MaskedSequenceAccuracy,
+    MaskedSparseCategoricalCrossentropy,
+)
 from keras_transformer.training.optimizer import make_optimizer, paper_adam
 from keras_transformer.training.schedule import TransformerSchedule
 
 __all__ = [
     "MaskedAccuracy",
+    "MaskedSequenceAccuracy",
     "MaskedSparseCategoricalCrossentropy",
     "TransformerSchedule",
     "make_optimizer",

@@ -136,23 +136,20 @@ def translation_metrics(model, test_ds, test_pairs, translate, tokens_per_epoch,
     BLEU counts word n-grams, so one-word outputs (German compounds) score 0
     even when right; chrF (character n-grams) is reported beside it.
     """
-    test_loss, test_token_accuracy = model.evaluate(test_ds, verbose=0)
+    scores = model.evaluate(test_ds, verbose=0, return_dict=True)
     sources = [s for s, _ in test_pairs]
     references = [" ".join(t.split()) for _, t in test_pairs]
     predictions = list(translate(sources))
     pairs = list(zip(sources, references, predictions, strict=True))
     return {
         "test_exact_match": float(np.mean([p == r for _, r, p in pairs])),
-        "test_token_accuracy": float(test_token_accuracy),
-        "test_loss": float(test_loss),
+        "test_token_accuracy": float(scores["masked_accuracy"]),
+        "test_loss": float(scores["loss"]),
         "test_bleu": float(sacrebleu.corpus_bleu(predictions, [references]).score),
         "test_chrf": float(sacrebleu.corpus_chrf(predictions, [references]).score),
         "train_tokens_per_second": round(tokens_per_epoch * fit.epochs_run / fit.seconds, 1),
         "samples": [{"source": s, "reference": r, "prediction": p} for s, r, p in pairs[:5]],
     }
-
-
-# ---------------------------------------------------------------------- encoder-decoder
 
 
 def translation(config, task: data.Task, init=None) -> Recipe:
@@ -230,9 +227,6 @@ def _tokens(ids, tokenizer) -> list[str]:
     return [t.decode() for t in tokenizer.lookup(np.array([ids])).numpy()[0]]
 
 
-# ---------------------------------------------------------------------- decoder-only translation
-
-
 def prefix(config, task: data.Task, init=None) -> Recipe:
     """A language model continuing `[START] source [SEP]` with the target."""
     texts = [s for s, _ in task.train] + [t for _, t in task.train]
@@ -268,9 +262,6 @@ def prefix(config, task: data.Task, init=None) -> Recipe:
             "sequence_length": sizes.max_length,
         },
     )
-
-
-# ---------------------------------------------------------------------- the "it" experiment
 
 
 def it_referent_recipe(config, task: data.Task, init=None) -> Recipe:
@@ -390,9 +381,6 @@ def plot_it_attention(
     )
 
 
-# ---------------------------------------------------------------------- sequence classification
-
-
 def sequence(config, task: data.Task, init=None) -> Recipe:
     """An encoder classifier; `init` (a pre-training run) fixes the tokenizer and sizes."""
     class_names = sorted({label for _, label in task.train})
@@ -459,9 +447,6 @@ def classifier_compile(name: str = "accuracy") -> dict:
         "loss": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
         "metrics": [keras.metrics.SparseCategoricalAccuracy(name=name)],
     }
-
-
-# ---------------------------------------------------------------------- dual encoder
 
 
 def dual_encoder(config, task: data.Task, init=None) -> Recipe:

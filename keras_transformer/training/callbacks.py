@@ -6,8 +6,26 @@ import csv
 import json
 import math
 import os
+import signal
 
 import keras
+
+KILL_AT = "KERAS_TRANSFORMER_TEST_KILL_AT"
+"""Test hook only: the environment variable naming where `kill_point` SIGKILLs training."""
+
+
+def kill_point(name: str) -> None:
+    """Test hook: SIGKILL this process when `$KERAS_TRANSFORMER_TEST_KILL_AT` equals `name`.
+
+    The reliability tests kill training at named points, deterministically,
+    and check that the same command resumes to a consistent run directory.
+    Points: `mid_epoch:E` (after batch 1 of epoch E), `after_checkpoint:E`
+    (after the best checkpoint of epoch E, before its history row),
+    `before_plots` (model.keras written) and `before_metrics` (plots written,
+    metrics.json not). Unset (always, outside the tests) it does nothing.
+    """
+    if os.environ.get(KILL_AT) == name:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _fsync_file(path: str) -> None:
@@ -138,6 +156,14 @@ class BestWeights(keras.callbacks.Callback):
         if float(logs[self.monitor]) < self.best:
             self.best = float(logs[self.monitor])
             save_weights_atomically(self.model, self.filepath)
+        kill_point(f"after_checkpoint:{epoch}")  # test hook: no-op unless set
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch = epoch
+
+    def on_train_batch_end(self, batch, logs=None):
+        if batch == 1:
+            kill_point(f"mid_epoch:{self._epoch}")  # test hook: no-op unless set
 
 
 class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):

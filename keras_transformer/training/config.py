@@ -72,6 +72,9 @@ TRANSLATION_TASKS: tuple[str, ...] = (
 )
 """Pair tasks a decoder-only model learns as "source [SEP] target"."""
 
+GENERATED_TASKS: tuple[str, ...] = ("numbers", "copy", "reverse", "sort", "recall")
+"""Tasks drawn from a rule: fresh examples, nothing to overfit, trained without dropout."""
+
 
 def check_architecture(architecture: str, task: str) -> None:
     """Raises `ValueError` unless `architecture` can train on `task`.
@@ -133,9 +136,9 @@ class TrainConfig:
     d_model: int = 128
     num_heads: int = 4
     dff: int = 256
-    dropout: float = 0.1
+    dropout: float | None = None  # 0 on generated tasks (nothing to overfit), else 0.1
     vocab_size: int = 2000
-    warmup_steps: int = 1000
+    warmup_steps: int | None = None  # 2000 on numbers (steadier at the peak), else 1000
     label_smoothing: float = 0.1
     early_stopping_patience: int = 4
     out: str | None = None
@@ -152,6 +155,14 @@ class TrainConfig:
     skip_malformed: bool = False
 
     def __post_init__(self):
+        if self.dropout is None:
+            # Dropout slows learning a rule with no noise and enough examples (the numbers
+            # task reaches 0.99 exact match in 2-3 epochs without, 5+ with 0.1).
+            self.dropout = 0.0 if self.task in GENERATED_TASKS else 0.1
+        if self.warmup_steps is None:
+            # numbers without dropout: warming up over 1000 steps (3 epochs), the rate's
+            # peak knocked validation exact match from 0.98 back to 0.96 (en->fr).
+            self.warmup_steps = 2000 if self.task == "numbers" else 1000
         check_strategy_options(self.strategy, self.cpu_devices)
         check_architecture(self.architecture, self.task)
         if self.jit_compile not in ("auto", "on", "off"):

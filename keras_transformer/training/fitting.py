@@ -12,7 +12,9 @@ guarantees:
   best value logged before; loaded into the model at the end;
 - **NaN**: `TerminateOnNaN` stops training; the last good weights are kept,
   or, if no epoch was good, a `ValueError` says how to fix it;
-- early stopping on `val_loss`, and TensorBoard logs under `<run_dir>/logs`.
+- early stopping on `val_loss`, and, for models compiled with the sequence
+  accuracy, as soon as the validation exact-match rate has converged
+  (`SequencesConverged`); TensorBoard logs under `<run_dir>/logs`.
 """
 
 from __future__ import annotations
@@ -32,7 +34,11 @@ from keras_transformer.training.callbacks import (
     BestWeights,
     ResumableCSVLogger,
 )
-from keras_transformer.training.losses import MaskedAccuracy, MaskedSparseCategoricalCrossentropy
+from keras_transformer.training.losses import (
+    MaskedAccuracy,
+    MaskedSequenceAccuracy,
+    MaskedSparseCategoricalCrossentropy,
+)
 from keras_transformer.training.optimizer import make_optimizer, paper_adam
 
 logger = logging.getLogger(__name__)
@@ -73,17 +79,46 @@ def compile_model(
     Adam with the paper's warm-up schedule (`config.d_model`,
     `config.warmup_steps`), or Adam at a constant rate (`learning_rate`, else
     `config.learning_rate` when set); the masked loss (with
-    `config.label_smoothing`) and accuracy unless `loss` / `metrics` are given.
+    `config.label_smoothing`), token accuracy and sequence accuracy (the
+    exact-match rate of greedy decoding) unless `loss` / `metrics` are given.
     """
     rate = learning_rate or getattr(config, "learning_rate", None)
     optimizer = paper_adam(rate) if rate else make_optimizer(config.d_model, config.warmup_steps)
     model.compile(
         optimizer=optimizer,
         loss=loss or MaskedSparseCategoricalCrossentropy(label_smoothing=config.label_smoothing),
-        metrics=metrics or [MaskedAccuracy()],
+        metrics=metrics or [MaskedAccuracy(), MaskedSequenceAccuracy()],
         jit_compile=jit_compile,
     )
     return optimizer
+
+
+class SequencesConverged(keras.callbacks.Callback):
+    """Stops training once `val_sequence_accuracy` has converged.
+
+    Converged: every validation sequence is right, or the best rate is at
+    least `floor` and `patience` epochs in a row did not beat it by `min_delta`
+    (the best weights, kept by `BestWeights`, are what the run ends with).
+    Below `floor` flat epochs are not taken as convergence (a slow phase).
+    """
+
+    def __init__(self, floor: float = 0.9, min_delta: float = 0.002, patience: int = 1):
+        super().__init__()
+        self.floor, self.min_delta, self.patience = floor, min_delta, patience
+        self.best, self.flat = None, 0
+
+    def on_epoch_end(self, epoch, logs=None):
+        value = (logs or {}).get("val_sequence_accuracy")
+        if value is None or not math.isfinite(value):
+            return
+        if self.best is None or value >= self.best + self.min_delta:
+            self.flat = 0
+        elif self.best >= self.floor:
+            self.flat += 1
+        self.best = value if self.best is None else max(self.best, value)
+        if value >= 1.0 or self.flat >= self.patience:
+            logger.info("validation sequence accuracy %.4f has converged: stopping", value)
+            self.model.stop_training = True
 
 
 def best_logged(history_csv: str, column: str) -> float | None:
@@ -131,6 +166,7 @@ def fit_run(
         ResumableCSVLogger(history_csv),
         AtomicBackupAndRestore(os.path.join(run_dir, "backup")),
         keras.callbacks.EarlyStopping(monitor="val_loss", patience=early_stopping_patience),
+        SequencesConverged(),  # a no-op for models without the sequence accuracy
     ]
     if tensorboard:
         callbacks.append(

@@ -293,3 +293,38 @@ class MaskedAccuracy(keras.metrics.Metric):
         config = super().get_config()
         config["pad_id"] = self.pad_id
         return config
+
+
+@keras.saving.register_keras_serializable(package="keras_transformer")
+class MaskedSequenceAccuracy(MaskedAccuracy):
+    """Fraction of sequences whose every non-padding token is predicted right.
+
+    With teacher forcing this is exactly the exact-match rate of greedy
+    decoding: if every next token is the arg-max given the true prefix, greedy
+    search reproduces the whole label. Rows with no real token are not counted;
+    `sample_weight`, if given, weighs whole rows `(batch,)`.
+
+    Example:
+
+    >>> import numpy as np
+    >>> metric = MaskedSequenceAccuracy()
+    >>> logits = np.eye(4, dtype="float32")[None]  # predicts 0, 1, 2, 3
+    >>> metric.update_state(np.array([[0, 1, 2, 0], [1, 1, 2, 3]]), np.repeat(logits, 2, 0))
+    >>> float(metric.result())  # the first row is right where it counts, the second is not
+    0.5
+    """
+
+    def __init__(self, pad_id: int = 0, name: str = "sequence_accuracy", dtype: Any = None) -> None:
+        super().__init__(pad_id=pad_id, name=name, dtype=dtype)
+
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        y_pred = ops.convert_to_tensor(y_pred)
+        labels = _labels_as_int(y_true, y_pred)  # (batch, seq_len)
+        predicted = ops.cast(ops.argmax(y_pred, axis=-1), "int32")
+        real = ops.not_equal(labels, self.pad_id)
+        right = ops.all(ops.logical_or(ops.equal(predicted, labels), ~real), axis=-1)
+        rows = ops.cast(ops.any(real, axis=-1), "float64")  # (batch,)
+        if sample_weight is not None:
+            rows = rows * ops.cast(ops.reshape(sample_weight, (-1,)), "float64")
+        self.correct.assign_add(ops.sum(ops.cast(right, "float64") * rows))
+        self.count.assign_add(ops.sum(rows))

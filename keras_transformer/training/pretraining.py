@@ -71,9 +71,6 @@ def split_corpus(
     return [texts[i] for i in order[count:]], [texts[i] for i in order[:count]]
 
 
-# ------------------------------------------------------------------ fine-tuning helpers
-
-
 def fine_tune(
     task: data.Task,
     tokenizer: data.WordPieceTokenizer,
@@ -178,9 +175,6 @@ def compare_fine_tuning(
     }
 
 
-# ------------------------------------------------------------------ the pre-training run
-
-
 def pretrain(config: PretrainConfig) -> dict:
     """Runs one pre-training job and writes its run directory; returns `metrics.json`."""
     run_dir = config.run_dir
@@ -229,7 +223,8 @@ def pretrain(config: PretrainConfig) -> dict:
         early_stopping_patience=config.early_stopping_patience,
     )
     model.save(os.path.join(run_dir, "model.keras"))
-    loss, accuracy = model.evaluate(dataset(validation_texts, False), verbose=0)
+    scores = model.evaluate(dataset(validation_texts, False), verbose=0, return_dict=True)
+    loss, accuracy = scores["loss"], scores["masked_accuracy"]
     metrics = {
         "objective": OBJECTIVE,
         "validation_masked_loss": float(loss),

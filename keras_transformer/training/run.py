@@ -33,6 +33,7 @@ import keras
 from keras_transformer import data
 from keras_transformer.training import distribute
 from keras_transformer.training.architectures import RECIPES, recipe_name, with_known_length
+from keras_transformer.training.callbacks import kill_point
 from keras_transformer.training.config import PRECISIONS, TrainConfig, resolve_precision, use_xla
 from keras_transformer.training.fitting import compile_model, fit_run
 from keras_transformer.training.pretraining import load_pretrained
@@ -111,6 +112,7 @@ def train(config: TrainConfig) -> dict:
         early_stopping_patience=config.early_stopping_patience,
     )
     model.save(os.path.join(run_dir, "model.keras"))
+    kill_point("before_plots")  # test hook (callbacks.kill_point): no-op unless set
     metrics = {
         "architecture": config.architecture,
         **recipe.evaluate(model, fit),
@@ -122,6 +124,7 @@ def train(config: TrainConfig) -> dict:
         recipe.plot(model, os.path.join(run_dir, "plots"))
     # metrics.json marks a finished run (check_not_finished): written last, so a run
     # stopped before it (even between the plots) is resumed, never taken as done.
+    kill_point("before_metrics")
     write_json(os.path.join(run_dir, "metrics.json"), metrics)
     keras.mixed_precision.set_global_policy("float32")
     if run_dir != config.run_dir:  # a non-chief worker: its files were only a copy

@@ -75,7 +75,7 @@ def test_reloaded_model_reproduces_test_token_accuracy(run_dir):
     test = data.make_dataset(
         task.test, src, tgt, batch_size=32, max_length=24, shuffle=False, drop_remainder=False
     )
-    _, accuracy = model.evaluate(test, verbose=0)
+    accuracy = model.evaluate(test, verbose=0, return_dict=True)["masked_accuracy"]
     assert accuracy == pytest.approx(metrics["test_token_accuracy"], abs=1e-6)
 
 
