@@ -8,7 +8,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 
 import keras
 import numpy as np
@@ -31,40 +30,65 @@ def history(run_dir):
         return list(csv.DictReader(handle))
 
 
-def test_sigkill_mid_epoch_then_same_command_resumes(tmp_path):
+EPOCHS = 3
+
+
+@pytest.mark.parametrize(
+    ("point", "rows_after_kill"),
+    [
+        ("mid_epoch:1", 1),  # after batch 1 of epoch 1
+        ("after_checkpoint:1", 1),  # best checkpoint of epoch 1 saved, its history row not
+        ("before_plots", EPOCHS),  # model.keras written, nothing after it
+        ("before_metrics", EPOCHS),  # plots written, metrics.json not
+    ],
+)
+def test_sigkill_at_a_named_point_then_same_command_resumes(tmp_path, point, rows_after_kill):
+    """SIGKILL at a named point (`callbacks.kill_point`, a test hook), then the same command.
+
+    The kill is deterministic: `KERAS_TRANSFORMER_TEST_KILL_AT` names where the
+    training process kills itself. After it the run is unfinished (no
+    metrics.json); the same command completes it, with every epoch logged once.
+    """
     out = tmp_path / "run"
     command = [
         sys.executable, "-m", "keras_transformer.cli", "train", *TINY,
-        "--num-train", "2048", "--epochs", "4", "--out", str(out),
+        "--epochs", str(EPOCHS), "--out", str(out), "--jit-compile", "off",
     ]  # fmt: skip
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.time() + 240
-        while time.time() < deadline and process.poll() is None:
-            if (out / "history.csv").exists() and len(history(out)) >= 1:
-                break
-            time.sleep(0.2)
-        assert process.poll() is None, "training finished before it could be interrupted"
-        time.sleep(1.0)  # into the next epoch
-        process.send_signal(signal.SIGKILL)
-        process.wait(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
-    interrupted = len(history(out))
-    assert 1 <= interrupted < 4 and not (out / "metrics.json").exists()
-    # The history row is written just before the backup, so a kill between the
-    # two leaves the backup one epoch behind: that epoch is run again, once.
+    killed = subprocess.run(
+        command, env={**env, "KERAS_TRANSFORMER_TEST_KILL_AT": point}, capture_output=True,
+        text=True, timeout=600,
+    )  # fmt: skip
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
+    assert len(history(out)) == rows_after_kill
+    assert not (out / "metrics.json").exists()
+    assert (out / "checkpoints" / "best.weights.h5").exists()
+    if point == "before_metrics":
+        assert any((out / "plots").glob("*.png"))
     metadata = out / "backup" / "training_metadata.json"
     backed_up = json.loads(metadata.read_text())["epoch"] if metadata.exists() else 0
-    assert backed_up in (interrupted - 1, interrupted)
+    if point.startswith("mid_epoch"):
+        assert backed_up == rows_after_kill  # the backup of epoch 0 is complete
     finished = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     assert finished.returncode == 0, finished.stderr[-3000:]
-    rows = history(out)
-    assert [int(r["epoch"]) for r in rows] == [0, 1, 2, 3]
-    assert json.loads((out / "metrics.json").read_text())["epochs_run"] == 4 - backed_up
+    assert [int(r["epoch"]) for r in history(out)] == list(range(EPOCHS))
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["epochs_run"] == EPOCHS - backed_up
     assert not (out / "backup").exists()  # BackupAndRestore cleans up after a finished run
+    assert not list(out.rglob(".partial-*"))
+    from keras_transformer._validation import run_files
+
+    run_files(out)  # model.keras, config.json and vocabularies complete
+
+
+def test_the_kill_hook_is_inert_without_its_variable(monkeypatch):
+    from keras_transformer.training.callbacks import KILL_AT, kill_point
+
+    monkeypatch.delenv(KILL_AT, raising=False)
+    kill_point("before_metrics")  # would end this process if the hook ignored the variable
+    monkeypatch.setenv(KILL_AT, "before_plots")
+    kill_point("before_metrics")
+    kill_point("mid_epoch:1")
 
 
 def test_same_seed_same_history_and_metrics(tmp_path):
