@@ -48,6 +48,13 @@ def register(sub) -> None:
     p.add_argument("--num-validation", type=int, help="validation pairs")
     p.add_argument("--num-test", type=int, help="test pairs")
     add_run_arguments(p)
+    p.add_argument(
+        "--time-budget",
+        metavar="DURATION",
+        help="train as well as possible in this wall-clock time (90s, 10m, 1.5h): the "
+        "learning rate warms up, then decays to zero as the time runs out, and the best "
+        "checkpoint is kept. With --task tsv the model size is chosen to fit the budget",
+    )
     p.add_argument("--label-smoothing", type=RATE, help="a number in [0, 1)")
     p.add_argument(
         "--learning-rate",

@@ -75,6 +75,23 @@ TRANSLATION_TASKS: tuple[str, ...] = (
 GENERATED_TASKS: tuple[str, ...] = ("numbers", "copy", "reverse", "sort", "recall")
 """Tasks drawn from a rule: fresh examples, nothing to overfit, trained without dropout."""
 
+DATA_SIZED_TASKS: tuple[str, ...] = ("tsv",)
+"""Tasks whose sizes left unset are chosen from the corpus (`data.sizing.plan_training`)."""
+
+FIXED_SIZES: dict[str, int] = {
+    "epochs": 12,
+    "max_length": 48,
+    "num_layers": 2,
+    "d_model": 128,
+    "num_heads": 4,
+    "dff": 256,
+    "vocab_size": 2000,
+}
+"""The sizes of every other task (the README's numbers job) when their flags are left out."""
+
+BUDGET_EPOCHS = 1000
+"""The epoch cap of a `--time-budget` run: the budget, not the epochs, ends it."""
+
 
 def check_architecture(architecture: str, task: str) -> None:
     """Raises `ValueError` unless `architecture` can train on `task`.
@@ -129,16 +146,19 @@ class TrainConfig:
     num_train: int | None = None
     num_validation: int | None = None
     num_test: int | None = None
-    epochs: int = 12
+    # None: the task's default (`FIXED_SIZES`), or for --task tsv sized from the data
+    # (`data.sizing.plan_training`, resolved by `train` once the pairs are read).
+    epochs: int | None = None
     batch_size: int = 64
-    max_length: int = 48
-    num_layers: int = 2
-    d_model: int = 128
-    num_heads: int = 4
-    dff: int = 256
+    max_length: int | None = None
+    num_layers: int | None = None
+    d_model: int | None = None
+    num_heads: int | None = None
+    dff: int | None = None
     dropout: float | None = None  # 0 on generated tasks (nothing to overfit), else 0.1
-    vocab_size: int = 2000
-    warmup_steps: int | None = None  # 2000 on numbers (steadier at the peak), else 1000
+    vocab_size: int | None = None
+    warmup_steps: int | None = None  # None: 8 % of the planned updates (budget.planned_schedule)
+    time_budget: float | None = None  # seconds of training (--time-budget 10m)
     label_smoothing: float = 0.1
     early_stopping_patience: int = 4
     out: str | None = None
@@ -155,14 +175,22 @@ class TrainConfig:
     skip_malformed: bool = False
 
     def __post_init__(self):
+        if self.time_budget is not None:
+            from keras_transformer.training.budget import parse_duration
+
+            self.time_budget = parse_duration(self.time_budget)
+        if self.epochs is None and self.time_budget is not None:
+            self.epochs = BUDGET_EPOCHS  # the budget ends the run
+        if self.task not in DATA_SIZED_TASKS:
+            for name, value in FIXED_SIZES.items():
+                if getattr(self, name) is None:
+                    setattr(self, name, value)
         if self.dropout is None:
             # Dropout slows learning a rule with no noise and enough examples (the numbers
             # task reaches 0.99 exact match in 2-3 epochs without, 5+ with 0.1).
             self.dropout = 0.0 if self.task in GENERATED_TASKS else 0.1
-        if self.warmup_steps is None:
-            # numbers without dropout: warming up over 1000 steps (3 epochs), the rate's
-            # peak knocked validation exact match from 0.98 back to 0.96 (en->fr).
-            self.warmup_steps = 2000 if self.task == "numbers" else 1000
+        if self.warmup_steps is None and not self.planned_schedule:
+            self.warmup_steps = 1000  # the paper's schedule (--learning-rate given: unused)
         check_strategy_options(self.strategy, self.cpu_devices)
         check_architecture(self.architecture, self.task)
         if self.jit_compile not in ("auto", "on", "off"):
@@ -176,6 +204,8 @@ class TrainConfig:
             )
         for name in ("epochs", "batch_size", "max_length", "vocab_size", "warmup_steps"):
             value = getattr(self, name)
+            if value is None and (name in FIXED_SIZES or name == "warmup_steps"):
+                continue  # --task tsv / --time-budget: resolved by train from the data
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{name} must be a positive integer; received {name}={value!r}.")
         if self.learning_rate is not None and not (
@@ -204,7 +234,37 @@ class TrainConfig:
                 f"--architecture {self.architecture} runs on one device in float32; drop "
                 f"--strategy {self.strategy} / --mixed-precision {self.mixed_precision}."
             )
-        model_config(self)  # the sizes are checked before minutes of data work
+        if not self.sized_by_data:
+            model_config(self)  # the sizes are checked before minutes of data work
+
+    @property
+    def planned_schedule(self) -> bool:
+        """Whether the learning rate is `budget.BudgetSchedule` (warm-up, then a cosine
+        decay ending with the run): on --task tsv, the generated tasks and under
+        --time-budget, unless --learning-rate sets a constant. The paper's
+        schedule (`TransformerSchedule`) serves the other tasks."""
+        return self.learning_rate is None and (
+            self.task in DATA_SIZED_TASKS + GENERATED_TASKS or self.time_budget is not None
+        )
+
+    @property
+    def sized_by_data(self) -> bool:
+        """Whether some size is left to `apply_plan` (--task tsv without every size flag)."""
+        return any(getattr(self, name) is None for name in FIXED_SIZES)
+
+    def apply_plan(self, plan) -> dict:
+        """Fills the sizes left `None` from a `data.sizing.TrainingPlan`; returns those filled.
+
+        Explicit settings win. The warm-up is set with the schedule
+        (`budget.planned_schedule`), once the steps per epoch are known.
+        """
+        chosen = {}
+        for name in FIXED_SIZES:
+            if getattr(self, name) is None:
+                setattr(self, name, getattr(plan, name))
+                chosen[name] = getattr(plan, name)
+        model_config(self)
+        return chosen
 
     @property
     def model(self) -> TransformerConfig:

@@ -33,6 +33,7 @@ import keras
 from keras_transformer import data
 from keras_transformer.training import distribute
 from keras_transformer.training.architectures import RECIPES, recipe_name, with_known_length
+from keras_transformer.training.budget import TimeBudget, planned_schedule
 from keras_transformer.training.callbacks import kill_point
 from keras_transformer.training.config import PRECISIONS, TrainConfig, resolve_precision, use_xla
 from keras_transformer.training.fitting import compile_model, fit_run
@@ -68,6 +69,7 @@ def train(config: TrainConfig) -> dict:
     # the chief writes the run directory, other workers a temporary one.
     task = data.load_task(config.task, **config.task_options())
     check_splits(task)
+    sized = size_from_data(config, task)
     init = load_pretrained(config.init_from) if config.init_from else None
     keras.utils.set_random_seed(config.seed)
     precision = resolve_precision(config.mixed_precision)
@@ -88,11 +90,16 @@ def train(config: TrainConfig) -> dict:
     run_dir = make_run_dir(distribute.write_dir(config.run_dir, strategy))
     for name, tokenizer in recipe.tokenizers.items():
         tokenizer.save(os.path.join(run_dir, "tokenizers", name))
+    schedule, callbacks = None, []
+    if config.planned_schedule and recipe.learning_rate is None:
+        schedule = planned_schedule(config, *_pace_inputs(config, task, recipe.train_ds))
+        if config.time_budget is not None:
+            callbacks.append(TimeBudget(config.time_budget, schedule=schedule))
     with strategy.scope():  # variables mirrored on every replica
         model = recipe.build()
         optimizer = compile_model(
-            model, config, xla, learning_rate=recipe.learning_rate, loss=recipe.loss,
-            metrics=recipe.metrics,
+            model, config, xla, learning_rate=recipe.learning_rate or schedule,
+            loss=recipe.loss, metrics=recipe.metrics,
         )  # fmt: skip
     distribute.prepare_for_strategy(model, recipe.train_ds.element_spec)
     write_config(
@@ -101,6 +108,8 @@ def train(config: TrainConfig) -> dict:
         jit_compile_resolved=xla,
         mixed_precision_resolved=precision,
         num_replicas=strategy.num_replicas_in_sync,
+        sized_from_data=sized,
+        planned_steps=None if schedule is None else schedule.total_steps,
         **recipe.config_extra,
     )
     fit = fit_run(
@@ -110,6 +119,7 @@ def train(config: TrainConfig) -> dict:
         run_dir=run_dir,
         epochs=config.epochs,
         early_stopping_patience=config.early_stopping_patience,
+        callbacks=callbacks,
     )
     model.save(os.path.join(run_dir, "model.keras"))
     kill_point("before_plots")  # test hook (callbacks.kill_point): no-op unless set
@@ -119,7 +129,15 @@ def train(config: TrainConfig) -> dict:
         **fit.metrics(model),
         "num_test": len(task.test),
     }
-    plot_run_curves(run_dir, config, int(optimizer.iterations.numpy()))
+    if config.time_budget is not None:
+        metrics["time_budget_seconds"] = config.time_budget
+        metrics["stopped_by_time_budget"] = callbacks[0].stopped_step is not None
+    plot_run_curves(
+        run_dir,
+        config,
+        int(optimizer.iterations.numpy()),
+        schedule=recipe.learning_rate or schedule,
+    )
     if recipe.plot is not None:
         recipe.plot(model, os.path.join(run_dir, "plots"))
     # metrics.json marks a finished run (check_not_finished): written last, so a run
@@ -130,3 +148,37 @@ def train(config: TrainConfig) -> dict:
     if run_dir != config.run_dir:  # a non-chief worker: its files were only a copy
         shutil.rmtree(run_dir, ignore_errors=True)
     return metrics
+
+
+def size_from_data(config: TrainConfig, task) -> dict:
+    """Fills the sizes `config` leaves to the data (--task tsv); returns those chosen.
+
+    `data.sizing.plan_training` on the training pairs (and the time budget)
+    picks the vocabulary, model, length and epochs that were not set.
+    """
+    if not config.sized_by_data:
+        return {}
+    from keras_transformer.data import sizing
+
+    plan = sizing.plan_training(
+        sizing.corpus_stats(task.train),
+        budget_seconds=config.time_budget,
+        batch_size=config.batch_size,
+    )
+    chosen = config.apply_plan(plan)
+    logger.info(
+        "sized from the %d training pairs: %s",
+        len(task.train),
+        ", ".join(f"{name} {value}" for name, value in chosen.items()),
+    )
+    return chosen
+
+
+def _pace_inputs(config: TrainConfig, task, train_ds) -> tuple[int, float]:
+    """Steps per epoch (the batches' count when tf.data knows it) and target tokens
+    per batch (1.5 pieces per word, + [END])."""
+    pairs = [pair for pair in task.train if isinstance(pair[1], str)]
+    words = sum(len(target.split()) for _, target in pairs) / max(1, len(pairs))
+    tokens = config.batch_size * min(config.max_length, 1.5 * words + 1)
+    steps = int(train_ds.cardinality())
+    return (steps if steps > 0 else max(1, len(task.train) // config.batch_size)), tokens

@@ -84,11 +84,12 @@ def write_config(config: Any, run_dir: str, **extra: Any) -> None:
     )
 
 
-def plot_run_curves(run_dir: str, config: Any, steps: int) -> None:
+def plot_run_curves(run_dir: str, config: Any, steps: int, schedule: Any = None) -> None:
     """`plots/history.png` (from `history.csv`) and `plots/learning_rate.png`.
 
-    The learning rate is `config.learning_rate` when the config has one that
-    is set (a constant), else the paper's `TransformerSchedule(config.d_model,
+    The learning rate is `schedule` when given (the run's `BudgetSchedule`, or
+    a recipe's constant rate),
+    `config.learning_rate` when the config has one that is set (a constant), else the paper's `TransformerSchedule(config.d_model,
     config.warmup_steps)`, drawn over the `steps` taken (at least two warm-ups).
     """
     plots_dir = os.path.join(run_dir, "plots")
@@ -98,7 +99,13 @@ def plot_run_curves(run_dir: str, config: Any, steps: int) -> None:
     )
     path = os.path.join(plots_dir, "learning_rate.png")
     rate = getattr(config, "learning_rate", None)
-    if rate is None:
+    if isinstance(schedule, int | float):  # a recipe's constant rate
+        rate, schedule = schedule, None
+    if schedule is not None:
+        plots.plot_schedule(
+            schedule, max(steps, schedule.total_steps), path, title="warm-up, then cosine decay"
+        )
+    elif rate is None:
         schedule = TransformerSchedule(config.d_model, config.warmup_steps)
         plots.plot_schedule(schedule, max(steps, config.warmup_steps * 2), path)
     else:

@@ -103,7 +103,7 @@ def test_decoder_only_numbers_run_via_cli(tmp_path):
         "train", "--task", "numbers", "--architecture", "decoder-only",
         "--num-train", "256", "--num-validation", "32", "--num-test", "32",
         "--epochs", "1", "--num-layers", "1", "--d-model", "16", "--num-heads", "2",
-        "--dff", "32", "--batch-size", "32", "--max-length", "24", "--warmup-steps", "20",
+        "--dff", "32", "--batch-size", "32", "--max-length", "24", "--learning-rate", "0.02",
         "--out", str(out),
     ]  # fmt: skip
     assert main(args) == 0

@@ -10,14 +10,38 @@ def test_generated_tasks_train_without_dropout(task):
     assert TrainConfig(task=task).dropout == 0.0
 
 
-def test_real_text_keeps_dropout_and_the_usual_warm_up():
+def test_real_text_keeps_dropout_and_leaves_sizes_to_the_data():
     config = TrainConfig(task="tsv", data="pairs.tsv")
-    assert (config.dropout, config.warmup_steps) == (0.1, 1000)
+    assert config.dropout == 0.1
+    assert config.planned_schedule and config.sized_by_data
+    # train fills these from the corpus (data.sizing) and the warm-up with the schedule
+    assert config.vocab_size is config.d_model is config.epochs is config.warmup_steps is None
+    with_rate = TrainConfig(task="tsv", data="pairs.tsv", learning_rate=1e-3)
+    assert not with_rate.planned_schedule and with_rate.warmup_steps == 1000
 
 
-def test_numbers_warms_up_longer():
-    assert TrainConfig().warmup_steps == 2000
-    assert TrainConfig(task="reverse").warmup_steps == 1000
+def test_other_tasks_take_the_fixed_sizes():
+    config = TrainConfig(task="reverse")
+    assert not config.sized_by_data
+    assert (config.vocab_size, config.d_model, config.epochs, config.max_length) == (
+        2000, 128, 12, 48,
+    )  # fmt: skip
+
+
+def test_a_time_budget_is_parsed_and_caps_nothing_but_time():
+    config = TrainConfig(time_budget="1.5m")
+    assert config.time_budget == 90.0 and config.planned_schedule
+    assert config.epochs == 1000 and config.warmup_steps is None  # the budget ends the run
+    assert TrainConfig(task="tsv", data="p.tsv", time_budget=30).epochs == 1000
+    with pytest.raises(ValueError, match="time budget 'soon' is not a duration"):
+        TrainConfig(time_budget="soon")
+
+
+def test_generated_tasks_follow_the_planned_schedule_and_others_the_papers():
+    assert TrainConfig().planned_schedule and TrainConfig().warmup_steps is None
+    assert TrainConfig(task="reverse").planned_schedule
+    paper = TrainConfig(task="it-referent", architecture="encoder")
+    assert not paper.planned_schedule and paper.warmup_steps == 1000
 
 
 def test_given_values_win():

@@ -127,11 +127,9 @@ class _ExplodeAfter(keras.optimizers.schedules.LearningRateSchedule):
 
 def test_nan_loss_stops_and_keeps_the_last_good_checkpoint(tmp_path, monkeypatch):
     steps_per_epoch = 256 // 32
-    monkeypatch.setattr(
-        fitting,
-        "make_optimizer",
-        lambda *args, **kwargs: keras.optimizers.Adam(_ExplodeAfter(steps_per_epoch + 2)),
-    )
+    explode = lambda *args, **kwargs: keras.optimizers.Adam(_ExplodeAfter(steps_per_epoch + 2))  # noqa: E731
+    monkeypatch.setattr(fitting, "make_optimizer", explode)
+    monkeypatch.setattr(fitting, "paper_adam", explode)  # the planned schedule's Adam
     out = tmp_path / "nan"
     assert main(["train", *TINY, "--epochs", "4", "--out", str(out)]) == 0
     metrics = json.loads((out / "metrics.json").read_text())
@@ -141,11 +139,9 @@ def test_nan_loss_stops_and_keeps_the_last_good_checkpoint(tmp_path, monkeypatch
 
 
 def test_nan_before_any_checkpoint_is_a_clear_error(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(
-        fitting,
-        "make_optimizer",
-        lambda *args, **kwargs: keras.optimizers.Adam(_ExplodeAfter(0)),
-    )
+    explode = lambda *args, **kwargs: keras.optimizers.Adam(_ExplodeAfter(0))  # noqa: E731
+    monkeypatch.setattr(fitting, "make_optimizer", explode)
+    monkeypatch.setattr(fitting, "paper_adam", explode)
     assert main(["train", *TINY, "--epochs", "2", "--out", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "diverged (NaN loss)" in err[0] and "--warmup-steps" in err[0]

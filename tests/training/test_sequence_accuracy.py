@@ -83,7 +83,28 @@ class _Model:
     ],
 )
 def test_converged_stops_on_a_plateau_above_the_floor(values, stops_after):
-    callback = SequencesConverged(floor=0.9, min_delta=0.002, patience=2)
+    callback = SequencesConverged(floor=0.9, min_delta=0.002, patience=2, ceiling=1.0)
+    callback.set_model(_Model())
+    stopped = None
+    for epoch, value in enumerate(values):
+        callback.on_epoch_end(epoch, {"val_sequence_accuracy": value})
+        if callback.model.stop_training and stopped is None:
+            stopped = epoch
+    assert stopped == stops_after
+
+
+@pytest.mark.parametrize(
+    "values, stops_after",
+    [
+        ([0.001, 0.38, 0.948, 0.856, 0.954], None),  # en->it under the paper's schedule
+        ([0.01, 0.845, 0.985, 0.995, 0.999, 0.999], 4),  # 0.999 reached: converged
+        ([0.999, 0.992], 0),  # en->fr: stop before the dip
+        ([0.597, 0.992, 0.996, 0.995], 3),
+        ([0.597, 0.992, 0.9985], None),  # still gaining, below the ceiling
+    ],
+)
+def test_the_default_floor_waits_for_0_99(values, stops_after):
+    callback = SequencesConverged()
     callback.set_model(_Model())
     stopped = None
     for epoch, value in enumerate(values):

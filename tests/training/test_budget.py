@@ -1,0 +1,139 @@
+"""Tests for keras_transformer.training.budget: BudgetSchedule, TimeBudget, parse_duration."""
+
+import math
+
+import keras
+import numpy as np
+import pytest
+
+from keras_transformer.training import budget as budget_module
+from keras_transformer.training.budget import BudgetSchedule, TimeBudget, parse_duration
+
+
+@pytest.mark.parametrize(
+    "text, seconds",
+    [("10m", 600.0), ("90s", 90.0), ("90", 90.0), ("1.5h", 5400.0), (" 2 min ", 120.0), (45, 45.0)],
+)
+def test_parse_duration(text, seconds):
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["ten minutes", "10x", "", "-5m", "0s", 0, True, None, math.inf])
+def test_parse_duration_rejects_bad_input_naming_it(text):
+    with pytest.raises(ValueError, match="time budget"):
+        parse_duration(text)
+
+
+def test_schedule_warms_up_linearly_then_decays_to_final_at_total():
+    schedule = BudgetSchedule(2e-3, warmup_steps=10, total_steps=110, final_fraction=0.1)
+    rates = np.array([float(schedule(i)) for i in range(130)])
+    np.testing.assert_allclose(rates[:10], 2e-3 * np.arange(1, 11) / 10, rtol=1e-5)
+    assert int(np.argmax(rates)) == 9  # the peak on the warmup_steps-th update
+    assert np.all(np.diff(rates[9:110]) < 0)  # strictly down during the decay
+    np.testing.assert_allclose(rates[109], 2e-4, rtol=1e-4)  # step total_steps: final rate
+    np.testing.assert_allclose(rates[110:], 2e-4, rtol=1e-4)  # and it stays there
+    # Half-way through the decay, the cosine is at its middle.
+    np.testing.assert_allclose(rates[59], 2e-3 * (0.1 + 0.9 * 0.5), rtol=1e-4)
+
+
+def test_set_total_steps_moves_the_end_and_keeps_it_after_warmup():
+    schedule = BudgetSchedule(1e-3, warmup_steps=10, total_steps=100)
+    early = float(schedule(49))
+    schedule.set_total_steps(1000)
+    assert schedule.total_steps == 1000
+    assert float(schedule(49)) > early  # later end: less decayed at the same step
+    schedule.set_total_steps(3)
+    assert schedule.total_steps == 11  # never inside the warm-up
+    assert float(schedule(10)) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_schedule_config_round_trip_and_keras_deserialize():
+    schedule = BudgetSchedule(5e-4, warmup_steps=20, total_steps=300, final_fraction=0.05)
+    schedule.set_total_steps(400)
+    config = keras.optimizers.schedules.serialize(schedule)
+    again = keras.optimizers.schedules.deserialize(config)
+    assert isinstance(again, BudgetSchedule)
+    assert again.get_config() == schedule.get_config()
+    assert again.total_steps == 400
+    for step in (0, 19, 150, 399, 500):
+        assert float(again(step)) == pytest.approx(float(schedule(step)))
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        (dict(peak_learning_rate=0.0), "peak_learning_rate"),
+        (dict(peak_learning_rate=1e-3, warmup_steps=0), "warmup_steps"),
+        (dict(peak_learning_rate=1e-3, warmup_steps=2.5), "warmup_steps"),
+        (dict(peak_learning_rate=1e-3, total_steps=-1), "total_steps"),
+        (dict(peak_learning_rate=1e-3, final_fraction=1.0), "final_fraction"),
+    ],
+)
+def test_schedule_rejects_bad_arguments_naming_them(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        BudgetSchedule(**kwargs)
+
+
+class FakeClock:
+    """Advances one second each time it is read."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        self.now += 1.0
+        return self.now
+
+
+def _tiny_fit(callback, batches=40, epochs=3):
+    keras.utils.set_random_seed(0)
+    x = np.random.default_rng(0).normal(size=(batches * 2, 3)).astype("float32")
+    y = x.sum(axis=1, keepdims=True)
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    schedule = callback.schedule or 1e-2
+    model.compile(optimizer=keras.optimizers.Adam(schedule), loss="mse")
+    history = model.fit(x, y, batch_size=2, epochs=epochs, callbacks=[callback], verbose=0)
+    return model, history
+
+
+def test_time_budget_stops_at_the_budget_and_shapes_the_schedule(monkeypatch):
+    callback = TimeBudget(10, clock="wall", update_every=2)
+    clock = FakeClock()
+    monkeypatch.setattr(callback, "_now", clock)
+    schedule = BudgetSchedule(1e-2, warmup_steps=2, total_steps=10_000)
+    callback.schedule = schedule
+    model, history = _tiny_fit(callback)
+    # One clock read at train start and one per batch: the 10th batch reaches 10 s.
+    assert int(model.optimizer.iterations.numpy()) == 10
+    assert callback.stopped_step == 10
+    assert len(history.history["loss"]) == 1  # stopped inside the first of 3 epochs
+    # The pace was one step per second, so the decay was moved to end near the budget.
+    assert 9 <= schedule.total_steps <= 12
+
+
+def test_time_budget_lets_short_training_finish(monkeypatch):
+    callback = TimeBudget("1h", clock="process")
+    monkeypatch.setattr(callback, "_now", FakeClock())
+    model, history = _tiny_fit(callback, batches=5, epochs=2)
+    assert int(model.optimizer.iterations.numpy()) == 10
+    assert callback.stopped_step is None
+    assert len(history.history["loss"]) == 2
+
+
+def test_time_budget_uses_process_time_for_the_process_clock():
+    assert TimeBudget(5, clock="process")._now is budget_module.time.process_time
+    assert TimeBudget(5, clock="wall")._now is budget_module.time.perf_counter
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(budget_seconds="soon"), "time budget"),
+        (dict(budget_seconds=10, clock="cpu"), "clock='cpu'"),
+        (dict(budget_seconds=10, schedule=0.001), "BudgetSchedule"),
+        (dict(budget_seconds=10, update_every=0), "update_every"),
+    ],
+)
+def test_time_budget_rejects_bad_arguments(kwargs, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        TimeBudget(**kwargs)
