@@ -160,11 +160,22 @@ class Translator(tf.Module):
     def _decoder_for(self, jit: bool) -> IncrementalDecoder:
         if not jit:
             return self.decoder
-        if self._static_decoder is None:
-            self._static_decoder = IncrementalDecoder(
-                self.model, self.max_length, use_cache=self.use_cache, static_shapes=True
-            )
+        if self._static_decoder is None:  # the fixed-shape decoder XLA compiles
+            self._static_decoder = self._make_decoder(static_shapes=True)
         return self._static_decoder
+
+    def _make_decoder(self, static_shapes: bool = False) -> IncrementalDecoder:
+        return IncrementalDecoder(
+            self.model, self.max_length, use_cache=self.use_cache, static_shapes=static_shapes
+        )
+
+    def _encode(self, texts):
+        """Strings `(batch,)` -> the search's input ids `(batch, width)`, 0-padded."""
+        return encode_source(texts, self.source_tokenizer, self.max_length)
+
+    def _output_ids(self, source, beam_size: int, alpha: float, decoder):
+        """The search's input ids -> the ids to detokenize `(batch, max_length - 1)`."""
+        return self._search_ids(source, beam_size, alpha, decoder)
 
     def _search_ids(self, source, beam_size: int, alpha: float, decoder: IncrementalDecoder):
         """Framed source ids `(batch, src_len)` -> generated ids `(batch, max_length - 1)`.
@@ -197,7 +208,7 @@ class Translator(tf.Module):
             decoder = self._decoder_for(jit)
 
             def search_ids(source):
-                return self._search_ids(source, key[0], key[1], decoder)
+                return self._output_ids(source, key[0], key[1], decoder)
 
             if jit:
                 search_ids = tf.function(
@@ -207,7 +218,7 @@ class Translator(tf.Module):
                 )
 
             def translate(texts):
-                source = encode_source(texts, self.source_tokenizer, self.max_length)
+                source = self._encode(texts)
                 if jit:  # one source width: XLA compiles once per batch size, not per width
                     width = self.max_length - tf.shape(source)[1]
                     source = tf.pad(source, [[0, 0], [0, width]])
@@ -222,8 +233,8 @@ class Translator(tf.Module):
         """Generated target ids `(batch, max_length - 1)` (END included, 0 after;
         all 0 for an input with no tokens). Runs eagerly, without XLA."""
         beam_size = check_beam_size(beam_size)
-        source = encode_source(list(texts), self.source_tokenizer, self.max_length)
-        return self._search_ids(source, beam_size, alpha, self.decoder).numpy()
+        source = self._encode(tf.constant(list(texts), tf.string))
+        return self._output_ids(source, beam_size, alpha, self.decoder).numpy()
 
     def __call__(
         self, texts: Sequence[str], beam_size: int = 1, alpha: float = 0.6, max_length=None
@@ -350,26 +361,20 @@ class PrefixTranslator(Translator):
         self.max_length = max_length = int(max_length)
         self.use_cache = use_cache
         self.jit_compile = bool(jit_compile)
-        self.decoder = _PrefixDecoder(
-            IncrementalDecoder(model, 2 * max_length - 1, use_cache=use_cache)
-        )
+        self.decoder = self._make_decoder()
         self._static_decoder = None
         self._searches = {}
         self._resized = {}
 
-    def _decoder_for(self, jit: bool) -> _PrefixDecoder:
-        if not jit:
-            return self.decoder
-        if self._static_decoder is None:
-            self._static_decoder = _PrefixDecoder(
-                IncrementalDecoder(
-                    self.model, 2 * self.max_length - 1, use_cache=self.use_cache,
-                    static_shapes=True,
-                )
-            )  # fmt: skip
-        return self._static_decoder
+    def _make_decoder(self, static_shapes: bool = False) -> _PrefixDecoder:
+        return _PrefixDecoder(
+            IncrementalDecoder(
+                self.model, 2 * self.max_length - 1, use_cache=self.use_cache,
+                static_shapes=static_shapes,
+            )
+        )  # fmt: skip
 
-    def _prompts(self, texts):
+    def _encode(self, texts):
         """Strings `(batch,)` -> `[START] source [SEP]` ids `(batch, width)`, 0-padded."""
         ids = self.source_tokenizer.tokenize(texts)[:, : self.max_length - 2]
         ids = tf.cast(ids, tf.int32)
@@ -378,51 +383,13 @@ class PrefixTranslator(Translator):
         prompts = tf.concat([column * tok.start_id, ids, column * tok.sep_id], axis=1)
         return prompts.to_tensor(default_value=0)
 
-    def _continuation_ids(self, prompts, beam_size: int, alpha: float, decoder):
+    def _output_ids(self, prompts, beam_size: int, alpha: float, decoder):
         """Prompt ids -> continuation ids `(batch, max_length - 1)`, `[END]` included."""
         generated = self._search_ids(prompts, beam_size, alpha, decoder)  # without [START]
         lengths = tf.reduce_sum(tf.cast(tf.not_equal(prompts, 0), tf.int32), axis=1)
         # the continuation of row i starts at position lengths[i] (- 1 without [START])
         positions = lengths[:, None] - 1 + tf.range(self.max_length - 1)[None]
         return tf.gather(generated, positions, batch_dims=1)
-
-    def search_function(self, beam_size: int = 1, alpha: float = 0.6, jit_compile=None):
-        """The `tf.function` strings `(batch,)` -> translations `(batch,)`, as for
-        `Translator.search_function`."""
-        beam_size = check_beam_size(beam_size)
-        jit = self.jit_compile if jit_compile is None else bool(jit_compile)
-        key = (beam_size, float(alpha), jit)
-        if key not in self._searches:
-            decoder = self._decoder_for(jit)
-
-            def search_ids(prompts):
-                return self._continuation_ids(prompts, key[0], key[1], decoder)
-
-            if jit:
-                search_ids = tf.function(
-                    search_ids,
-                    input_signature=[tf.TensorSpec([None, None], tf.int32)],
-                    jit_compile=True,
-                )
-
-            def translate(texts):
-                prompts = self._prompts(texts)
-                if jit:  # one prompt width: XLA compiles once per batch size
-                    width = self.max_length - tf.shape(prompts)[1]
-                    prompts = tf.pad(prompts, [[0, 0], [0, width]])
-                return self.target_tokenizer.detokenize(search_ids(prompts))
-
-            self._searches[key] = tf.function(
-                translate, input_signature=[tf.TensorSpec([None], tf.string)]
-            )
-        return self._searches[key]
-
-    def translate_tokens(self, texts: Sequence[str], beam_size: int = 1, alpha: float = 0.6):
-        """Continuation ids `(batch, max_length - 1)` (END included, 0 after; all 0
-        for an input with no tokens). Runs eagerly, without XLA."""
-        beam_size = check_beam_size(beam_size)
-        prompts = self._prompts(tf.constant(list(texts), tf.string))
-        return self._continuation_ids(prompts, beam_size, alpha, self.decoder).numpy()
 
     def __call__(
         self, texts: Sequence[str], beam_size: int = 1, alpha: float = 0.6, max_length=None

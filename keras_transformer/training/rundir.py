@@ -102,9 +102,10 @@ def plot_run_curves(run_dir: str, config: Any, steps: int, schedule: Any = None)
     if isinstance(schedule, int | float):  # a recipe's constant rate
         rate, schedule = schedule, None
     if schedule is not None:
-        plots.plot_schedule(
-            schedule, max(steps, schedule.total_steps), path, title="warm-up, then cosine decay"
-        )
+        title = "warm-up, then cosine decay"
+        if steps < schedule.total_steps:
+            title += f" (training ended at step {steps})"
+        plots.plot_schedule(schedule, max(steps, schedule.total_steps), path, title=title)
     elif rate is None:
         schedule = TransformerSchedule(config.d_model, config.warmup_steps)
         plots.plot_schedule(schedule, max(steps, config.warmup_steps * 2), path)
