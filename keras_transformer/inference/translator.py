@@ -246,14 +246,7 @@ class Translator(tf.Module):
         check_beam_size(beam_size)
         if max_length is not None and max_length != self.max_length:
             if max_length not in self._resized:
-                self._resized[max_length] = Translator(
-                    self.model,
-                    self.source_tokenizer,
-                    self.target_tokenizer,
-                    max_length=max_length,
-                    use_cache=self.use_cache,
-                    jit_compile=self.jit_compile,
-                )
+                self._resized[max_length] = self._resized_copy(max_length)
             return self._resized[max_length](texts, beam_size=beam_size, alpha=alpha)
         texts = list(texts)
         if not texts:
@@ -266,6 +259,13 @@ class Translator(tf.Module):
             texts = texts + texts[-1:] * (2 ** (rows - 1).bit_length() - rows)
         outputs = self.search_function(beam_size, alpha)(tf.constant(texts, tf.string))
         return [t.decode("utf-8") for t in outputs.numpy()[:rows]]
+
+    def _resized_copy(self, max_length: int) -> Translator:
+        """This translator at another `max_length` (same model, tokenizers and settings)."""
+        return Translator(
+            self.model, self.source_tokenizer, self.target_tokenizer, max_length=max_length,
+            use_cache=self.use_cache, jit_compile=self.jit_compile,
+        )  # fmt: skip
 
     def _warn_if_truncated(self, texts: list[str]) -> None:
         lengths = self.source_tokenizer.tokenize(tf.constant(texts)).row_lengths().numpy()
@@ -391,18 +391,8 @@ class PrefixTranslator(Translator):
         positions = lengths[:, None] - 1 + tf.range(self.max_length - 1)[None]
         return tf.gather(generated, positions, batch_dims=1)
 
-    def __call__(
-        self, texts: Sequence[str], beam_size: int = 1, alpha: float = 0.6, max_length=None
-    ) -> list[str]:
-        if max_length is not None and max_length != self.max_length and not isinstance(texts, str):
-            check_beam_size(beam_size)
-            if max_length not in self._resized:
-                self._resized[max_length] = PrefixTranslator(
-                    self.model,
-                    self.source_tokenizer,
-                    max_length=max_length,
-                    use_cache=self.use_cache,
-                    jit_compile=self.jit_compile,
-                )
-            return self._resized[max_length](texts, beam_size=beam_size, alpha=alpha)
-        return super().__call__(texts, beam_size=beam_size, alpha=alpha)
+    def _resized_copy(self, max_length: int) -> PrefixTranslator:
+        return PrefixTranslator(
+            self.model, self.source_tokenizer, max_length=max_length, use_cache=self.use_cache,
+            jit_compile=self.jit_compile,
+        )  # fmt: skip

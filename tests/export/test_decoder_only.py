@@ -9,8 +9,6 @@ SavedModel served in a fresh process give the same strings.
 import json
 import shutil
 
-import keras
-import numpy as np
 import pytest
 
 from keras_transformer._validation import run_files
@@ -19,6 +17,7 @@ from keras_transformer.errors import DamagedRunError, UserInputError
 from keras_transformer.inference import Translator
 from keras_transformer.inference.translator import PrefixTranslator
 from tests.export.test_serving import run_client
+from tests.inference.varied_run import make_varied_run
 
 TRAIN = [
     "train", "--task", "numbers", "--architecture", "decoder-only", "--epochs", "1",
@@ -46,17 +45,7 @@ def varied(run, tmp_path_factory):
     """The run with random N(0, 1) weights: input-dependent output
     (the trained 1-epoch model says nearly the same for every input)."""
     destination = tmp_path_factory.mktemp("varied_decoder_only") / "run"
-    shutil.copytree(run, destination)
-    model = keras.models.load_model(destination / "model.keras", safe_mode=True, compile=False)
-    rng = np.random.default_rng(1)
-    model.set_weights(
-        [
-            w if w.ndim < 2 else rng.normal(0, 1, w.shape).astype(w.dtype)
-            for w in model.get_weights()
-        ]
-    )
-    model.save(destination / "model.keras")
-    return destination
+    return make_varied_run(run, destination, raise_end=False)
 
 
 def translate_command(argv, capsys):

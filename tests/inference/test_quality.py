@@ -5,8 +5,8 @@ cross-attention must find the source position to read at each step, and the
 decoder's causal mask must hide the next target token during training (else
 the model learns to copy its input and fails when it decodes alone). A
 1-layer model trained ~10 epochs on 2,000 pairs reaches 0.9-1.0 exact match
-on held-out sources through `Translator`; a broken causal mask or
-cross-attention scores far below the 0.8 bar.
+on held-out sources through `Translator`; with the decoder's causal mask
+switched off it scores 0.0 (checked once by hand), far below the 0.8 bar.
 """
 
 import keras

@@ -14,8 +14,12 @@ import keras
 import numpy as np
 
 
-def make_varied_run(tiny_run, destination):
-    """Copy `tiny_run` to `destination` with scrambled model weights; returns `destination`."""
+def make_varied_run(tiny_run, destination, raise_end: bool = True):
+    """Copy `tiny_run` to `destination` with scrambled model weights; returns `destination`.
+
+    `raise_end=False` keeps the output layer's biases as drawn (models whose
+    output layer is not named "logits", or that should run long).
+    """
     shutil.copytree(tiny_run, destination)
     model = keras.models.load_model(destination / "model.keras", safe_mode=True, compile=False)
     rng = np.random.default_rng(1)
@@ -25,8 +29,9 @@ def make_varied_run(tiny_run, destination):
             for w in model.get_weights()
         ]
     )
-    kernel, bias = model.get_layer("logits").get_weights()
-    bias[3] += 3.0  # [END]
-    model.get_layer("logits").set_weights([kernel, bias])
+    if raise_end:
+        kernel, bias = model.get_layer("logits").get_weights()
+        bias[3] += 3.0  # [END]
+        model.get_layer("logits").set_weights([kernel, bias])
     model.save(destination / "model.keras")
     return destination

@@ -70,6 +70,16 @@ class _Model:
     stop_training = False
 
 
+def _stopping_epoch(callback, values):
+    """The first epoch after which `callback` stops training on these rates (None: never)."""
+    callback.set_model(_Model())
+    for epoch, value in enumerate(values):
+        callback.on_epoch_end(epoch, {"val_sequence_accuracy": value})
+        if callback.model.stop_training:
+            return epoch
+    return None
+
+
 @pytest.mark.parametrize(
     "values, stops_after",
     [
@@ -84,13 +94,7 @@ class _Model:
 )
 def test_converged_stops_on_a_plateau_above_the_floor(values, stops_after):
     callback = SequencesConverged(floor=0.9, min_delta=0.002, patience=2, ceiling=1.0)
-    callback.set_model(_Model())
-    stopped = None
-    for epoch, value in enumerate(values):
-        callback.on_epoch_end(epoch, {"val_sequence_accuracy": value})
-        if callback.model.stop_training and stopped is None:
-            stopped = epoch
-    assert stopped == stops_after
+    assert _stopping_epoch(callback, values) == stops_after
 
 
 @pytest.mark.parametrize(
@@ -104,14 +108,7 @@ def test_converged_stops_on_a_plateau_above_the_floor(values, stops_after):
     ],
 )
 def test_the_default_floor_waits_for_0_99(values, stops_after):
-    callback = SequencesConverged()
-    callback.set_model(_Model())
-    stopped = None
-    for epoch, value in enumerate(values):
-        callback.on_epoch_end(epoch, {"val_sequence_accuracy": value})
-        if callback.model.stop_training and stopped is None:
-            stopped = epoch
-    assert stopped == stops_after
+    assert _stopping_epoch(SequencesConverged(), values) == stops_after
 
 
 def test_converged_ignores_models_without_the_metric():
