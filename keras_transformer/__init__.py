@@ -1,13 +1,7 @@
 """keras_transformer: the Transformer of "Attention Is All You Need" in Keras 3.
 
-Subpackages: `layers`, `models`, `data`, `training`, `inference`, `export`,
-`analysis`, `exercises`, and the `plots` module. Each is imported on first access
-(`kt.layers.AddNorm` imports `keras_transformer.layers`), so `import
-keras_transformer` alone imports neither TensorFlow nor matplotlib. The
-package's own loaders (`Translator.from_run_dir`, `load_pretrained`, ...)
-import the layers, losses and schedule first, so their Keras registration is
-in place before `keras.models.load_model(path, safe_mode=True)`; call
-`keras_transformer.register()` before loading a saved model with Keras directly.
+Subpackages are imported on first access (`import keras_transformer` imports neither
+TensorFlow nor matplotlib); call `register()` before loading a saved model with Keras.
 """
 
 import importlib
@@ -15,16 +9,8 @@ import importlib
 __version__ = "0.1.0"
 
 SUBMODULES = (
-    "analysis",
-    "data",
-    "exercises",
-    "export",
-    "inference",
-    "layers",
-    "models",
-    "plots",
-    "training",
-)
+    "analysis", "data", "exercises", "export", "inference", "layers", "models", "plots", "training",
+)  # fmt: skip
 
 __all__ = [*SUBMODULES, "__version__", "register"]
 

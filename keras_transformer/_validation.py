@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import os
+import zipfile
+
+from keras_transformer.errors import DamagedRunError, UserInputError
 
 
 def check_positive_int(name: str, value) -> None:
@@ -14,26 +20,20 @@ def check_positive_int(name: str, value) -> None:
 def check_rate(name: str, value) -> None:
     """Raise `ValueError` unless `value` is a number in [0, 1)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value < 1.0:
-        raise ValueError(
-            f"{name} must be a number in [0, 1); received {name}={value!r}. Use 0.0 to disable it."
-        )
+        raise ValueError(f"{name} must be a number in [0, 1); received {name}={value!r}. Use 0.0 "
+                         f"to disable it.")  # fmt: skip
 
 
 def check_divisible(d_model: int, num_heads: int) -> None:
     """Raise `ValueError` unless `d_model` splits evenly into `num_heads` heads."""
     if d_model % num_heads:
-        raise ValueError(
-            f"d_model={d_model} must be divisible by num_heads={num_heads}; "
-            f"pick num_heads among the divisors of d_model or pass key_dim explicitly."
-        )
+        raise ValueError(f"d_model={d_model} must be divisible by num_heads={num_heads}; pick "
+                         f"num_heads among the divisors of d_model or pass key_dim explicitly.")  # fmt: skip
 
 
 def float_flag(minimum: float, maximum: float | None = None, *, open_minimum: bool = False,
                open_maximum: bool = True):  # fmt: skip
-    """An argparse `type=` for a float flag: finite and inside the range, else one clear line.
-
-    `nan`, `inf` and values outside `[minimum, maximum)` (ends per `open_*`) are
-    rejected while the command line is parsed, before anything is loaded or written.
+    """An argparse `type=` for a finite float in `[minimum, maximum)` (ends per `open_*`).
 
     Example:
 
@@ -45,58 +45,42 @@ def float_flag(minimum: float, maximum: float | None = None, *, open_minimum: bo
     ...
     argparse.ArgumentTypeError: 'nan' is not a finite number; give a number in [0.0, 1.0).
     """
-    import math
-
     low, high = "(" if open_minimum else "[", ")" if open_maximum else "]"
     span = f"{low}{minimum}, inf)" if maximum is None else f"{low}{minimum}, {maximum}{high}"
+
+    def fail(problem: str) -> argparse.ArgumentTypeError:
+        return argparse.ArgumentTypeError(f"{problem}; give a number in {span}.")
 
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"{text!r} is not a number; give a number in {span}."
-            ) from None
+            raise fail(f"{text!r} is not a number") from None
         if not math.isfinite(value):
-            raise argparse.ArgumentTypeError(
-                f"{text!r} is not a finite number; give a number in {span}."
-            )
+            raise fail(f"{text!r} is not a finite number")
         below = value <= minimum if open_minimum else value < minimum
         above = maximum is not None and (value >= maximum if open_maximum else value > maximum)
         if below or above:
-            raise argparse.ArgumentTypeError(f"{text} is outside {span}; give a number in {span}.")
+            raise fail(f"{text} is outside {span}")
         return value
 
     parse.__name__ = "number"  # argparse names the type in its messages
     return parse
 
 
-RATE = float_flag(0.0, 1.0)
-"""A probability-like rate in [0, 1): dropout, label smoothing."""
+RATE = float_flag(0.0, 1.0)  # a rate in [0, 1): dropout, label smoothing
+FRACTION = float_flag(0.0, 1.0, open_minimum=True)  # a share in (0, 1): validation, mask rate
+POSITIVE = float_flag(0.0, None, open_minimum=True)  # a finite number > 0: learning rates
+NON_NEGATIVE = float_flag(0.0, None)  # a finite number >= 0: beam search's length penalty
 
-FRACTION = float_flag(0.0, 1.0, open_minimum=True)
-"""A share in (0, 1): validation fraction, mask rate."""
 
-POSITIVE = float_flag(0.0, None, open_minimum=True)
-"""A finite number > 0: learning rates."""
-
-NON_NEGATIVE = float_flag(0.0, None)
-"""A finite number >= 0: the beam-search length-penalty exponent."""
+def _damaged(path: str, reason: str) -> DamagedRunError:
+    return DamagedRunError(f"{path} is damaged: {reason}. Re-run training or restore the file.")
 
 
 def check_run_files(run_dir) -> None:
-    """Raise `DamagedRunError` when a run directory's `config.json` or `model.keras` is damaged.
-
-    Checks only files that exist (a missing file is the loader's message):
-    `config.json` must hold a JSON object, `model.keras` must be a complete zip
-    archive holding Keras's `config.json` and weights. Reads no TensorFlow.
-    """
-    import json
-    import os
-    import zipfile
-
-    from keras_transformer.errors import DamagedRunError
-
+    """Raise `DamagedRunError` when a run directory's `config.json` (not a JSON object) or
+    `model.keras` (not a complete zip with Keras's config and weights) is damaged."""
     run_dir = os.fspath(run_dir)
     config = os.path.join(run_dir, "config.json")
     if os.path.isfile(config):
@@ -104,15 +88,10 @@ def check_run_files(run_dir) -> None:
             with open(config, encoding="utf-8") as handle:
                 content = json.load(handle)
         except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise DamagedRunError(
-                f"{config} is damaged: not valid JSON ({error}). Re-run training or restore the "
-                "file."
-            ) from None
+            raise _damaged(config, f"not valid JSON ({error})") from None
         if not isinstance(content, dict):
-            raise DamagedRunError(
-                f"{config} is damaged: it holds a JSON {type(content).__name__}, not an object "
-                "of settings. Re-run training or restore the file."
-            )
+            kind = type(content).__name__
+            raise _damaged(config, f"it holds a JSON {kind}, not an object of settings")
     model = os.path.join(run_dir, "model.keras")
     if os.path.isfile(model):
         size = os.path.getsize(model)
@@ -121,64 +100,41 @@ def check_run_files(run_dir) -> None:
                 names = set(archive.namelist())
                 damaged = archive.testzip()
         except (zipfile.BadZipFile, EOFError, OSError) as error:
-            raise DamagedRunError(
-                f"{model} is damaged: not a complete .keras archive ({size} bytes; {error}). "
-                "Re-run training or restore the file."
-            ) from None
+            reason = f"not a complete .keras archive ({size} bytes; {error})"
+            raise _damaged(model, reason) from None
         if damaged is not None:
-            raise DamagedRunError(
-                f"{model} is damaged: member {damaged} fails its checksum. Re-run training or "
-                "restore the file."
-            )
+            raise _damaged(model, f"member {damaged} fails its checksum")
         if not {"config.json", "model.weights.h5"} <= names:
-            raise DamagedRunError(
-                f"{model} is damaged: the archive lacks "
-                f"{', '.join(sorted({'config.json', 'model.weights.h5'} - names))}. Re-run "
-                "training or restore the file."
-            )
+            lacking = ", ".join(sorted({"config.json", "model.weights.h5"} - names))
+            raise _damaged(model, f"the archive lacks {lacking}")
 
 
-TRANSLATING_ARCHITECTURES = ("encoder-decoder", "decoder-only")
-"""Architectures whose runs `translate` and `export` serve."""
+TRANSLATING_ARCHITECTURES = ("encoder-decoder", "decoder-only")  # what translate/export serve
 
 
 def run_files(run_dir) -> tuple[str, dict[str, str]]:
-    """`(architecture, files)` of a translation run directory, after `check_run_files`.
-
-    An encoder-decoder run holds `model.keras`, `tokenizers/source/vocab.txt`
-    and `tokenizers/target/vocab.txt`; a decoder-only run (`config.json`'s
-    `architecture`) holds `model.keras` and `tokenizers/joint/vocab.txt`.
-    Raises `FileNotFoundError` naming the missing files, `DamagedRunError` for
-    a damaged `config.json`, `model.keras` or vocabulary, and `UserInputError`
-    for a run of an architecture that does not translate. Reads no TensorFlow.
-    """
-    import json
-    import os
-
-    from keras_transformer.errors import DamagedRunError, UserInputError
-
+    """`(architecture, files)` of a translation run directory: `model.keras` and the
+    vocabularies (`tokenizers/{source,target}` or `joint`). Raises `FileNotFoundError`,
+    `DamagedRunError` or `UserInputError` (an architecture that does not translate)."""
     run_dir = os.fspath(run_dir)
     check_run_files(run_dir)  # a damaged config.json or model.keras says so first
-    config_path = os.path.join(run_dir, "config.json")
-    architecture = "encoder-decoder"  # runs written before config.json named it
+    config_path, architecture = os.path.join(run_dir, "config.json"), "encoder-decoder"
     if os.path.isfile(config_path):
         with open(config_path, encoding="utf-8") as handle:
             architecture = json.load(handle).get("architecture") or architecture
     if architecture not in TRANSLATING_ARCHITECTURES:
-        raise UserInputError(
-            f"{run_dir} holds a run of --architecture {architecture}, which does not "
-            f"translate; pass a run of {' or '.join(TRANSLATING_ARCHITECTURES)}."
-        )
+        raise UserInputError(f"{run_dir} holds a run of --architecture {architecture}, which does "
+                             f"not translate; pass a run of "
+                             f"{' or '.join(TRANSLATING_ARCHITECTURES)}.")  # fmt: skip
     sides = ("joint",) if architecture == "decoder-only" else ("source", "target")
     files = {"model": os.path.join(run_dir, "model.keras")}
     files.update({side: os.path.join(run_dir, "tokenizers", side, "vocab.txt") for side in sides})
     missing = [path for path in files.values() if not os.path.isfile(path)]
     if missing:
-        raise FileNotFoundError(
-            f"{run_dir} is not a run directory of `keras-transformer train`: missing "
-            f"{', '.join(os.path.relpath(p, run_dir) for p in missing)}. Pass the --out "
-            "directory of a finished training run."
-        )
+        raise FileNotFoundError(f"{run_dir} is not a run directory of `keras-transformer train`: "
+                                f"missing "
+                                f"{', '.join(os.path.relpath(p, run_dir) for p in missing)}. Pass "
+                                f"the --out directory of a finished training run.")  # fmt: skip
     for side in sides:
         try:
             with open(files[side], encoding="utf-8") as handle:
@@ -188,18 +144,13 @@ def run_files(run_dir) -> tuple[str, dict[str, str]]:
         else:
             reason = "it lacks [PAD] [UNK] [START] [END]"
         if tokens is None or not {"[PAD]", "[UNK]", "[START]", "[END]"} <= set(tokens):
-            raise DamagedRunError(
-                f"{files[side]} is damaged: {reason}. Re-run training or restore the file."
-            )
+            raise _damaged(files[side], reason)
     return architecture, files
 
 
 class OneLineArgumentParser(argparse.ArgumentParser):
-    """Usage errors as one line on stderr (`PROG: error: MESSAGE (see PROG --help)`), exit 2.
-
-    argparse's own `error` prints the whole usage first; the command line
-    promises one line per failure.
-    """
+    """Usage errors as one line on stderr (`PROG: error: MESSAGE (see PROG --help)`), exit 2,
+    instead of argparse's whole usage: the command line promises one line per failure."""
 
     def error(self, message: str):
         message = message.rstrip(".")

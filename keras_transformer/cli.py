@@ -1,11 +1,7 @@
 """`keras-transformer` command line (also `python -m keras_transformer`).
 
-Each subcommand lives in `keras_transformer.commands.<name>` and exposes
-`register(subparsers)`; a command module imports TensorFlow only inside the
-function that runs it, so `--help` and `--version` start in a fraction of a
-second. Progress goes to `logging` (shown with `--verbose`); a failing command
-prints one line on stderr.
-"""
+Each `keras_transformer.commands.<name>` registers one subcommand; none imports
+TensorFlow before it runs, so `--help` and `--version` start fast."""
 
 from __future__ import annotations
 
@@ -18,18 +14,14 @@ import tempfile
 
 from keras_transformer._validation import OneLineArgumentParser as _Parser
 
-# Before anything imports TensorFlow: no C++ INFO/WARNING/ERROR start-up lines
-# (cuInit on a machine without a GPU, oneDNN notes). `-vv` shows them.
+# Before anything imports TensorFlow: no C++ start-up lines (cuInit, oneDNN); `-vv` shows them.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 COMMANDS = ("train", "pretrain", "translate", "export", "compare", "benchmark", "exercises")
 
-NO_TENSORFLOW = frozenset({"exercises"})
-"""Commands that run without importing TensorFlow."""
+NO_TENSORFLOW = frozenset({"exercises"})  # commands that run without importing TensorFlow
 
-EXIT_OK = 0
-EXIT_USER_ERROR = 2
-EXIT_INTERNAL_ERROR = 3
+EXIT_OK, EXIT_USER_ERROR, EXIT_INTERNAL_ERROR = 0, 2, 3
 
 EPILOG = """\
 exit status: 0 success; 2 the command cannot run as given: a usage error (unknown
@@ -45,27 +37,18 @@ def build_parser() -> argparse.ArgumentParser:
     """The parser of every command; imports no TensorFlow."""
     from keras_transformer import __version__
 
-    parser = _Parser(
-        prog="keras-transformer",
-        description=__doc__.splitlines()[0],
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = _Parser(prog="keras-transformer", description=__doc__.splitlines()[0], epilog=EPILOG,
+                     formatter_class=raw)  # fmt: skip
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    parser.add_argument(
-        "-v",
-        "--verbose",
-        action="count",
-        default=0,
-        help="-v: progress (INFO log lines); -vv: also debug lines and TensorFlow's own logs",
-    )
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="-v: progress (INFO log lines); -vv: also debug lines and "
+                        "TensorFlow's own logs")  # fmt: skip
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     original = sub.add_parser
 
     def add_parser(name, **kwargs):  # every command's --help ends with the exit statuses
-        kwargs.setdefault("epilog", EPILOG)
-        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
-        return original(name, **kwargs)
+        return original(name, **{"epilog": EPILOG, "formatter_class": raw, **kwargs})
 
     sub.add_parser = add_parser
     for name in COMMANDS:
@@ -75,8 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    verbose = args.verbose
-    del args.verbose  # the commands see only their own options
+    verbose = vars(args).pop("verbose")  # the commands see only their own options
     _configure_logging(verbose)
     if args.command not in NO_TENSORFLOW and verbose < 2:
         _import_tensorflow_quietly()
@@ -93,18 +75,13 @@ def main(argv: list[str] | None = None) -> int:
         import traceback
 
         traceback.print_exc()
-        print(
-            f"keras-transformer {args.command}: internal error ({type(error).__name__}); "
-            "please report it with the traceback above.",
-            file=sys.stderr,
-        )
+        name = f"keras-transformer {args.command}: internal error ({type(error).__name__})"
+        print(f"{name}; please report it with the traceback above.", file=sys.stderr)
         return EXIT_INTERNAL_ERROR
 
 
 def user_error(error: BaseException) -> bool:
-    """Errors a user can fix, reported as one line: `ValueError` (`UserInputError`
-    included), `OSError`, `MissingExtraError` and `tf.errors.OpError`; anything else is a bug.
-    """
+    """Errors a user can fix, reported as one line; anything else is a bug."""
     from keras_transformer.errors import MissingExtraError
 
     if isinstance(error, (ValueError, OSError, MissingExtraError)):
@@ -133,11 +110,8 @@ def _configure_logging(verbose: int) -> None:
 
 
 def _import_tensorflow_quietly() -> None:
-    """Imports TensorFlow with stderr (file descriptor 2) sent to a temporary file.
-
-    CUDA's stub libraries write "Could not find cuda drivers" before TensorFlow's
-    log level applies; the lines are shown only when the import fails.
-    """
+    """Imports TensorFlow with stderr (fd 2) sent to a temporary file: CUDA's stubs write
+    "Could not find cuda drivers" before TensorFlow's log level applies; shown on failure."""
     if "tensorflow" in sys.modules:
         return
     sys.stderr.flush()

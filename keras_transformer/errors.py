@@ -1,12 +1,5 @@
-"""Error types of the package: what the command line reports as one line.
-
-`UserInputError` marks a problem the user can fix (a bad value, file or run
-directory). The command line prints it, and the other user errors listed in
-`keras_transformer.cli` (`ValueError`, `OSError`, TensorFlow's `OpError`), as
-one line on stderr with exit status 2; so is `MissingExtraError` (an optional
-dependency is not installed). Any other exception is an internal error: a
-traceback and exit status 3.
-"""
+"""Error types the command line reports as one line on stderr, exit status 2 (as the
+others `keras_transformer.cli.user_error` lists; any other exception is a bug: 3)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
 """Figures of a training run: curves, learning-rate schedule, attention heat maps.
 
-Each function draws on its own `matplotlib.figure.Figure`, writes one PNG and
-returns its path. Nothing here touches pyplot or the matplotlib backend, so a
-notebook's `plt.show()` keeps working; matplotlib is imported on the first call.
-"""
+Each draws on its own `Figure` (never pyplot), writes one PNG and returns its path."""
 
 from __future__ import annotations
 
@@ -39,52 +36,42 @@ def plot_history(history: dict[str, list[float]], path: str | os.PathLike) -> st
     """Loss and accuracy (masked token accuracy, or accuracy for classifiers) per
     epoch, training against validation."""
     epochs = np.arange(1, len(history.get("loss", [])) + 1)
-    accuracy = next(
-        (k for k in history if k.endswith("accuracy") and not k.startswith("val_")), "accuracy"
-    )
+    train_metrics = [k for k in history if not k.startswith("val_")]
+    accuracy = next((k for k in train_metrics if k.endswith("accuracy")), "accuracy")
     fig, axes = figure(1, 2, figsize=(10, 4))
     for ax, metric in zip(axes, ("loss", accuracy), strict=True):
         for prefix, style in (("", "-"), ("val_", "--")):
             key = prefix + metric
             if key in history:
                 ax.plot(epochs, history[key], style, marker="o", label=key)
-        ax.set_xlabel("epoch")
-        ax.set_title(metric)
+        ax.set(xlabel="epoch", title=metric)
         ax.grid(alpha=0.3)
         ax.legend()
     return save(fig, path)
 
 
 def plot_schedule(
-    schedule,
-    steps: int,
-    path: str | os.PathLike,
+    schedule, steps: int, path: str | os.PathLike,
     title: str = "Learning-rate schedule (warm-up, then 1/sqrt(step))",
-) -> str:
+) -> str:  # fmt: skip
     """Learning rate against optimizer step for a Keras `LearningRateSchedule`
     (or any function of a float32 step array)."""
     x = np.arange(max(int(steps), 1))
     fig, ax = figure()
     ax.plot(x, np.asarray(schedule(x.astype("float32"))))
-    ax.set_xlabel("optimizer step")
-    ax.set_ylabel("learning rate")
-    ax.set_title(title)
+    ax.set(xlabel="optimizer step", ylabel="learning rate", title=title)
     ax.grid(alpha=0.3)
     return save(fig, path)
 
 
 def plot_attention(
-    weights,
-    query_tokens: list[str],
-    key_tokens: list[str],
-    path: str | os.PathLike,
+    weights, query_tokens: list[str], key_tokens: list[str], path: str | os.PathLike,
     title: str = "attention",
-) -> str:
+) -> str:  # fmt: skip
     """Heat maps of attention weights `(num_heads, q_len, kv_len)`, one per head."""
     weights = np.asarray(weights)[:, : len(query_tokens), : len(key_tokens)]
-    heads = weights.shape[0]
-    cols = min(heads, 4)
-    rows = -(-heads // cols)
+    heads, cols = weights.shape[0], min(weights.shape[0], 4)
+    rows = -(-heads // cols)  # ceil
     size = (3 + 0.35 * len(key_tokens) * cols, 1 + 0.35 * len(query_tokens) * rows)
     fig, axes = figure(rows, cols, figsize=size, squeeze=False)
     for h, ax in enumerate(axes.flat):

@@ -1,28 +1,10 @@
 """Table 1 of the paper as formulas: parameters, operations, sequential steps, path length.
 
-For a layer that maps a sequence of `T` vectors of size `d` to `T` vectors of
-size `d`, the paper (Table 1) and the course compare
-
-| layer          | parameters | operations   | sequential steps | maximum path length |
-|----------------|------------|--------------|------------------|---------------------|
-| self-attention | O(d^2)     | O(T^2 d)     | O(1)             | O(1)                |
-| recurrent      | O(d^2)     | O(T d^2)     | O(T)             | O(T)                |
-| convolutional  | O(k d^2)   | O(T k d^2)   | O(1)             | O(T / k)            |
-
-(the paper's "complexity per layer" column leaves out the `O(T d^2)` Q, K, V
-and output projections of attention, which are here in the exact counts). Each
-row is also given *exactly* for the concrete Keras layer that
-`reference_layer` builds, so every formula can be checked against a layer:
-`count_params()` for the parameters, the traced graph for the operations
-(`keras_transformer.analysis.operations`), gradients for the path length
-(`keras_transformer.analysis.gradients`).
-
-Counting conventions: a multiply-add is 2 floating-point operations (FLOPs);
-only matrix products and convolutions are counted (softmax, activations,
-biases and norms are O(T d) and left out); the batch size is 1. Note that the
-parameter count of self-attention does not depend on `T`: the same four
-`d x d` projections serve every position (some versions of the course notes
-write O(T d^2); a built layer shows otherwise).
+Each row is given exactly for the Keras layer `reference_layer` builds, so every formula can
+be checked against it (`count_params()`, the traced graph in `analysis.operations`, gradients
+in `analysis.gradients`). A multiply-add is 2 FLOPs; only matrix products and convolutions
+count (softmax, activations, biases and norms are O(T d)); batch 1. Self-attention's
+parameters do not depend on `T`: the same four `d x d` projections serve every position.
 """
 
 from __future__ import annotations
@@ -38,6 +20,7 @@ LAYER_KINDS: tuple[str, ...] = ("self_attention", "rnn", "lstm", "gru", "convolu
 """The layer kinds the formulas (and `reference_layer`) know."""
 
 _RECURRENT_GATES = {"rnn": 1, "gru": 3, "lstm": 4}
+_RECURRENT_LAYERS = {"rnn": "SimpleRNN", "lstm": "LSTM", "gru": "GRU"}
 
 
 def _check_kind(kind: str) -> None:
@@ -46,16 +29,11 @@ def _check_kind(kind: str) -> None:
 
 
 def layer_parameters(kind: str, d: int, kernel_size: int = 3) -> int:
-    """Exact parameter count of `reference_layer(kind, d, kernel_size)`.
+    """Exact parameter count of `reference_layer(kind, d, kernel_size)`; none depends on `T`.
 
-    - self-attention: Q, K, V and output projections `d x d` with biases,
-      `4 d^2 + 4 d` (for any number of heads of size `d / h`);
-    - simple RNN: input and recurrent matrices and a bias, `2 d^2 + d`;
-    - LSTM: four gates of that, `8 d^2 + 4 d`;
-    - GRU (Keras' `reset_after=True`): three gates, two biases each, `6 d^2 + 6 d`;
-    - convolution: `k` taps of `d x d` and a bias, `k d^2 + d`.
-
-    None depends on the sequence length `T`.
+    Self-attention `4 d^2 + 4 d` (Q, K, V, O with biases, any number of heads); simple RNN
+    `2 d^2 + d`; LSTM `8 d^2 + 4 d`; GRU (`reset_after=True`, two biases per gate)
+    `6 d^2 + 6 d`; convolution `k d^2 + d`.
 
     Args:
         kind: one of `LAYER_KINDS`.
@@ -77,25 +55,19 @@ def layer_parameters(kind: str, d: int, kernel_size: int = 3) -> int:
         return 4 * d * d + 4 * d
     if kind == "convolution":
         return kernel_size * d * d + d
-    gates = _RECURRENT_GATES[kind]
     biases = 2 if kind == "gru" else 1
-    return gates * (2 * d * d + biases * d)
+    return _RECURRENT_GATES[kind] * (2 * d * d + biases * d)
 
 
 def layer_flops(kind: str, length: int, d: int, kernel_size: int = 3) -> int:
     """Exact forward FLOPs (2 per multiply-add) of the layer's matrix products, batch 1.
 
-    - self-attention: projections `4 T d^2` plus scores `Q K^T` and the
-      weighted sum of values, `T^2 d` each: `2 (4 T d^2 + 2 T^2 d)`;
-    - simple RNN / GRU / LSTM: `T` steps of `gates` products of `d x d` with
-      the input and with the state: `2 * gates * 2 T d^2`;
-    - convolution: `T` outputs of `k d^2`: `2 T k d^2`.
+    Self-attention `2 (4 T d^2 + 2 T^2 d)` (projections, scores, weighted sum); a recurrent
+    layer `2 * gates * 2 T d^2` (input and state products per step); convolution `2 T k d^2`.
 
     Args:
-        kind: one of `LAYER_KINDS`.
+        kind, d, kernel_size: as in `layer_parameters`.
         length: sequence length `T`.
-        d: model width.
-        kernel_size: convolution width `k`.
 
     Returns:
         FLOPs of one forward pass on one sequence.
@@ -136,9 +108,6 @@ def table_operations(kind: str, length: int, d: int, kernel_size: int = 3) -> in
 def sequential_steps(kind: str, length: int) -> int:
     """Operations that must run one after another: `T` for a recurrent layer, else 1.
 
-    A recurrent layer cannot compute `h_t` before `h_{t-1}`; attention and
-    convolution compute every position at once.
-
     Example:
 
     >>> sequential_steps("lstm", 50), sequential_steps("self_attention", 50)
@@ -152,11 +121,8 @@ def sequential_steps(kind: str, length: int) -> int:
 def maximum_path_length(kind: str, length: int, kernel_size: int = 3) -> int:
     """Layers (or steps) a signal crosses between the two ends of a length-`T` sequence.
 
-    Self-attention connects every pair of positions in 1; a recurrent layer
-    carries position 1 to position `T` through `T - 1` steps; contiguous
-    convolutions of width `k` widen the receptive field by `k - 1` per layer,
-    so `ceil((T - 1) / (k - 1))` stacked layers are needed (the paper's
-    O(n / k); dilated convolutions would give O(log_k n)).
+    1 for self-attention, `T - 1` for a recurrent layer, `ceil((T - 1) / (k - 1))` stacked
+    contiguous convolutions (the paper's O(n / k)).
 
     Example:
 
@@ -193,17 +159,13 @@ def complexity_table(
     """Table 1 of the paper at concrete sizes, one row (a dict) per layer kind.
 
     Args:
-        length: sequence length `T`.
-        d: model width.
-        kernel_size: convolution width `k`.
+        length, d, kernel_size: as in `layer_flops`.
         kinds: the rows, from `LAYER_KINDS`.
 
     Returns:
-        A list of dicts with keys `layer`, `parameters`, `flops` (exact, see
-        `layer_flops`), `table_operations` (Table 1's leading term),
-        `sequential_steps`, `maximum_path_length` and the big-O column
-        strings `parameters_order`, `operations_order`, `sequential_order`,
-        `path_order`.
+        A list of dicts with keys `layer`, `parameters`, `flops` (exact), `table_operations`
+        (Table 1's leading term), `sequential_steps`, `maximum_path_length` and the big-O
+        strings `parameters_order`, `operations_order`, `sequential_order`, `path_order`.
 
     Example:
 
@@ -211,36 +173,27 @@ def complexity_table(
     >>> [(r["layer"], r["table_operations"], r["sequential_steps"]) for r in rows]
     [('self_attention', 5120000, 1), ('rnn', 26214400, 100)]
     """
-    rows = []
-    for kind in kinds:
-        orders = _ORDERS.get(kind, _RECURRENT_ORDERS)
-        rows.append(
-            {
-                "layer": kind,
-                "parameters": layer_parameters(kind, d, kernel_size),
-                "flops": layer_flops(kind, length, d, kernel_size),
-                "table_operations": table_operations(kind, length, d, kernel_size),
-                "sequential_steps": sequential_steps(kind, length),
-                "maximum_path_length": maximum_path_length(kind, length, kernel_size),
-                "parameters_order": orders[0],
-                "operations_order": orders[1],
-                "sequential_order": orders[2],
-                "path_order": orders[3],
-            }
-        )
-    return rows
+    orders = ("parameters_order", "operations_order", "sequential_order", "path_order")
+    return [
+        {
+            "layer": kind,
+            "parameters": layer_parameters(kind, d, kernel_size),
+            "flops": layer_flops(kind, length, d, kernel_size),
+            "table_operations": table_operations(kind, length, d, kernel_size),
+            "sequential_steps": sequential_steps(kind, length),
+            "maximum_path_length": maximum_path_length(kind, length, kernel_size),
+            **dict(zip(orders, _ORDERS.get(kind, _RECURRENT_ORDERS), strict=True)),
+        }
+        for kind in kinds
+    ]
 
 
 def operations_crossover(d: int, rnn: str = "rnn", *, exact: bool = False) -> float:
     """Sequence length at which self-attention's operations equal a recurrent layer's.
 
-    With Table 1's leading terms, `T^2 d = T d^2` at `T = d`: attention does
-    fewer operations than an RNN for sentences shorter than the model width.
-    With `exact=True` the attention projections (`4 T d^2` multiply-adds) and
-    the recurrent gates count too: `4 T d^2 + 2 T^2 d = 2 g T d^2` gives
-    `T = (g - 2) d` for `g` gates, i.e. `2 d` against an LSTM and `d` against
-    a GRU, while a simple RNN (`g = 1`) is cheaper at every length (returned
-    as 0: attention is never cheaper).
+    Table 1's leading terms give `T^2 d = T d^2` at `T = d`. With `exact=True` the attention
+    projections and the gates count too: `4 T d^2 + 2 T^2 d = 2 g T d^2` at `T = (g - 2) d`
+    for `g` gates (`2 d` for an LSTM, `d` for a GRU; 0 for a simple RNN, always cheaper).
 
     Args:
         d: model width.
@@ -268,16 +221,12 @@ def reference_layer(
 ) -> keras.layers.Layer:
     """The Keras layer whose exact costs the formulas of this module give.
 
-    - `"self_attention"`: the package's from-scratch `MultiHeadAttention`
-      with `num_heads` heads of size `d / num_heads`, to be called as `layer(x, x)`;
-    - `"rnn"`, `"lstm"`, `"gru"`: `keras.layers.SimpleRNN` / `LSTM` / `GRU`
-      with `d` units returning the whole sequence;
-    - `"convolution"`: `keras.layers.Conv1D(d, kernel_size, padding="same")`.
+    `"self_attention"`: the package's `MultiHeadAttention` (heads of size `d / num_heads`,
+    called as `layer(x, x)`); `"rnn"`, `"lstm"`, `"gru"`: `SimpleRNN` / `LSTM` / `GRU` with
+    `d` units returning sequences; `"convolution"`: `Conv1D(d, kernel_size, padding="same")`.
 
     Args:
-        kind: one of `LAYER_KINDS`.
-        d: model width.
-        kernel_size: convolution width.
+        kind, d, kernel_size: as in `layer_parameters`.
         num_heads: attention heads (must divide `d`).
         **kwargs: passed to the layer (e.g. `unroll=True` for a recurrent layer).
 
@@ -303,12 +252,7 @@ def reference_layer(
     if kind == "convolution":
         check_positive_int("kernel_size", kernel_size)
         return keras.layers.Conv1D(d, kernel_size, padding="same", **kwargs)
-    layer_class = {
-        "rnn": keras.layers.SimpleRNN,
-        "lstm": keras.layers.LSTM,
-        "gru": keras.layers.GRU,
-    }[kind]
-    return layer_class(d, return_sequences=True, **kwargs)
+    return getattr(keras.layers, _RECURRENT_LAYERS[kind])(d, return_sequences=True, **kwargs)
 
 
 def apply_layer(layer: keras.layers.Layer, inputs: Any) -> Any:
@@ -323,6 +267,4 @@ def apply_layer(layer: keras.layers.Layer, inputs: Any) -> Any:
     """
     from keras_transformer.layers import MultiHeadAttention
 
-    if isinstance(layer, MultiHeadAttention):
-        return layer(inputs, inputs)
-    return layer(inputs)
+    return layer(inputs, inputs) if isinstance(layer, MultiHeadAttention) else layer(inputs)

@@ -1,18 +1,8 @@
 """Path length measured through gradients: how much the last output feels each input.
 
-Backpropagation carries the loss gradient from the output at the last
-position `T` back to the input at position `t` along the path between them.
-In a recurrent layer that path crosses `T - t` steps, each multiplying the
-gradient by a Jacobian, so its norm typically shrinks (vanishes) or grows
-geometrically with the distance `T - t`; in self-attention every input is one
-step from every output, so the norm does not depend on the distance; through
-a stack of convolutions it is exactly zero beyond the receptive field.
-
-`gradient_norms` measures `|| d (u . y_T) / d x_t ||` with `tf.GradientTape`
-on random inputs `x` and a random unit vector `u`, for freshly initialized
-layers, averaged over seeds (one backward pass per seed; the average of the
-squared projection is the squared Frobenius norm of the Jacobian block
-`d y_T / d x_t` divided by `d`).
+From the output at `T` to the input at `t` the gradient crosses `T - t` Jacobians of a
+recurrent layer (its norm shrinks or grows geometrically), one of self-attention, and is
+exactly zero beyond the receptive field of a convolution stack.
 """
 
 from __future__ import annotations
@@ -24,6 +14,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_transformer._validation import check_positive_int
+from keras_transformer.analysis.complexity import _RECURRENT_LAYERS
 
 GRADIENT_KINDS: tuple[str, ...] = ("rnn", "lstm", "gru", "transformer", "cnn")
 """Models `gradient_norms` knows: simple RNN, LSTM, GRU, one Transformer encoder
@@ -31,22 +22,13 @@ layer, and a stack of causal convolutions."""
 
 
 def gradient_model(
-    kind: str,
-    d: int,
-    *,
-    num_heads: int = 2,
-    kernel_size: int = 3,
-    conv_layers: int = 2,
+    kind: str, d: int, *, num_heads: int = 2, kernel_size: int = 3, conv_layers: int = 2
 ) -> keras.layers.Layer:
     """The layer whose input-to-output gradients `gradient_norms` measures.
 
-    - `"rnn"`, `"lstm"`, `"gru"`: `keras.layers.SimpleRNN` / `LSTM` / `GRU` with
-      `d` units (Keras' default initializers: orthogonal recurrent matrix,
-      LSTM forget-gate bias 1);
-    - `"transformer"`: the package's `EncoderLayer` (self-attention +
-      feed-forward, post-LN, no dropout);
-    - `"cnn"`: `conv_layers` causal `Conv1D(d, kernel_size)` layers with ReLU
-      and residual connections.
+    `"rnn"`, `"lstm"`, `"gru"`: Keras' `SimpleRNN` / `LSTM` / `GRU` with `d` units and default
+    initializers; `"transformer"`: the package's post-LN `EncoderLayer` without dropout;
+    `"cnn"`: `conv_layers` causal `Conv1D(d, kernel_size)` with ReLU and residuals.
 
     Args:
         kind: one of `GRADIENT_KINDS`.
@@ -65,13 +47,8 @@ def gradient_model(
     (1, 6, 4)
     """
     check_positive_int("d", d)
-    if kind in ("rnn", "lstm", "gru"):
-        layer_class = {
-            "rnn": keras.layers.SimpleRNN,
-            "lstm": keras.layers.LSTM,
-            "gru": keras.layers.GRU,
-        }[kind]
-        return layer_class(d, return_sequences=True, name=kind)
+    if kind in _RECURRENT_LAYERS:
+        return getattr(keras.layers, _RECURRENT_LAYERS[kind])(d, return_sequences=True, name=kind)
     if kind == "transformer":
         from keras_transformer.layers import EncoderLayer
 
@@ -79,42 +56,33 @@ def gradient_model(
     if kind == "cnn":
         check_positive_int("conv_layers", conv_layers)
         check_positive_int("kernel_size", kernel_size)
-        inputs = keras.Input((None, d))
-        x = inputs
+        inputs = x = keras.Input((None, d))
+        options = dict(padding="causal", activation="relu")
         for i in range(conv_layers):
-            c = keras.layers.Conv1D(
-                d, kernel_size, padding="causal", activation="relu", name=f"conv_{i}"
-            )(x)
-            x = keras.layers.Add(name=f"residual_{i}")([x, c])
+            conv = keras.layers.Conv1D(d, kernel_size, name=f"conv_{i}", **options)
+            x = keras.layers.Add(name=f"residual_{i}")([x, conv(x)])
         return keras.Model(inputs, x, name="cnn")
     raise ValueError(f"kind={kind!r} is not supported; choose one of {GRADIENT_KINDS}")
 
 
 def gradient_norms(
-    kind: str,
-    length: int,
-    d: int = 32,
-    *,
-    seeds: int = 3,
-    batch: int = 1,
-    **model_kwargs: Any,
+    kind: str, length: int, d: int = 32, *, seeds: int = 3, batch: int = 1, **model_kwargs: Any
 ) -> np.ndarray:
     """Mean norm of the gradient of the last output with respect to every input position.
 
+    Measures `|| d (u . y_T) / d x_t ||` with `tf.GradientTape` on random inputs `x` and a
+    random unit vector `u`, for freshly initialized layers.
+
     Args:
-        kind: one of `GRADIENT_KINDS`.
+        kind, d: as in `gradient_model`.
         length: sequence length `T`.
-        d: model width.
-        seeds: independent draws of weights, inputs and projection `u`; the
-            norms are averaged over them (and over `batch`).
+        seeds: draws of weights, inputs and `u`; the norms are averaged over them (and `batch`).
         batch: sequences per draw.
-        **model_kwargs: passed to `gradient_model` (`num_heads`, `kernel_size`,
-            `conv_layers`).
+        **model_kwargs: passed to `gradient_model` (`num_heads`, `kernel_size`, `conv_layers`).
 
     Returns:
-        float64 array `(length,)`; entry `j` is the mean
-        `|| d (u . y_T) / d x_{T-j} ||` at distance `j = T - t` (0: the last
-        input itself).
+        float64 array `(length,)`; entry `j` is the mean norm at distance `j = T - t`
+        (0: the last input itself).
 
     Example:
 
@@ -148,9 +116,7 @@ def gradient_norms(
 def decay_ratio(norms: np.ndarray) -> float:
     """Gradient norm at the largest distance over the norm at distance 1.
 
-    Distance 0 is left out of the reference because in a residual layer it
-    includes the identity path from `x_T` to `y_T`. A ratio near 1 means the
-    farthest input is felt as strongly as a neighbour; near 0, its gradient vanished.
+    Distance 0 is left out: in a residual layer it includes the identity path from `x_T`.
 
     Example:
 
@@ -160,9 +126,7 @@ def decay_ratio(norms: np.ndarray) -> float:
     norms = np.asarray(norms, dtype="float64")
     if norms.shape[0] < 3:
         raise ValueError(f"norms has length {norms.shape[0]}; need a length of at least 3")
-    if norms[1] == 0:
-        return 0.0
-    return float(norms[-1] / norms[1])
+    return 0.0 if norms[1] == 0 else float(norms[-1] / norms[1])
 
 
 def gradient_curves(

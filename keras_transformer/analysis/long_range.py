@@ -1,27 +1,13 @@
 """Long-range dependencies: the `recall` task at growing distance, one model per column.
 
-In `load_task("recall", distance=n)` the target is the symbol `n` positions
-from the end of the source. The source length varies (`n .. n + 8`), so the
-answer sits at a different absolute position in every example and a model
-must find it *relative to the end*:
-
-- the RNN encoder-decoder without attention (`build_rnn_seq2seq(...,
-  attention=None)`) reads left to right and must carry the symbol through
-  `n - 1` later steps in its state, without knowing yet which symbol will be
-  needed: the O(T) path of the loop;
-- the CNN (`build_cnn_seq2seq`, attention over its encoder outputs) sees
-  `num_layers * (kernel_size - 1) / 2` neighbours on each side per encoder
-  output: the decoder can find the outputs near the end, and each of those
-  holds the symbols up to that far before it, so the answer is in reach up to
-  a distance of about `num_layers * (kernel_size - 1)` and lost beyond;
-- the Transformer relates every pair of positions in one layer (O(1) path).
-
-Each model is trained briefly from scratch with the same data, pipeline
-(`make_dataset`), loss (`MaskedSparseCategoricalCrossentropy`) and optimizer
-(Adam at a constant learning rate: the warm-up schedule is for long runs), and
-scored by the accuracy of its first output token, the recalled symbol,
-on held-out sources (teacher-forced: the first output depends only on the
-source). Chance is `1 / vocab_size`.
+In `load_task("recall", distance=n)` the target is the symbol `n` positions from the end of
+a source of varying length (`n .. n + 8`), so a model must find it *relative to the end*. The
+RNN without attention must carry it through `n - 1` later steps (the O(T) path); the CNN
+(attention over its encoder outputs) reaches about `num_layers * (kernel_size - 1)` back; the
+Transformer relates every pair of positions in one layer (O(1)). Every model is trained
+briefly from scratch with the same data, loss and Adam at a constant learning rate, and
+scored by the accuracy of its first output token (the recalled symbol, teacher-forced) on
+held-out sources. Chance is `1 / vocab_size`.
 """
 
 from __future__ import annotations
@@ -42,31 +28,22 @@ and with (Luong) attention, and the CNN encoder-decoder."""
 
 
 def build_recall_model(
-    name: str,
-    vocab_size: int,
-    d_model: int,
-    max_length: int,
-    *,
-    num_layers: int = 2,
+    name: str, vocab_size: int, d_model: int, max_length: int, *, num_layers: int = 2,
     num_heads: int = 1,
-) -> keras.Model:
+) -> keras.Model:  # fmt: skip
     """One of `LONG_RANGE_MODELS` at width `d_model`, for a vocabulary of `vocab_size` ids.
 
     Args:
-        name: `"transformer"` (`num_layers` layers, `num_heads` heads,
-            `dff = 2 d_model`),
-            `"rnn"` (one LSTM layer each side, no attention), `"rnn_attention"`
-            (the same with Luong attention) or `"cnn"` (`num_layers` convolutions
-            of width 3 each side, Luong attention).
+        name: `"transformer"` (`dff = 2 d_model`), `"rnn"` (one LSTM layer each side, no
+            attention), `"rnn_attention"` (with Luong attention) or `"cnn"` (`num_layers`
+            convolutions of width 3 each side, Luong attention).
         vocab_size: size of the joint source / target vocabulary.
         d_model: width of every model.
         max_length: longest sequence (position tables).
         num_layers: layers of the Transformer and the CNN.
-        num_heads: heads of the Transformer's attention layers. Recall needs one
-            lookup, and one head of width `d_model` learns it sooner than several
-            narrow ones: at distance 8, `d_model=32`, one layer, 2000 pairs, the
-            test accuracy passed 0.95 after 6-7 epochs with 1 head (3 seeds),
-            after 10 with 2 and not within 10 with 4 or 8 (seed 0).
+        num_heads: heads of the Transformer. Recall needs one lookup, which one wide head
+            learns sooner: at distance 8 (`d_model=32`, one layer, 2000 pairs) test accuracy
+            passed 0.95 after 6-7 epochs with 1 head, 10 with 2, not within 10 with 4 or 8.
 
     Returns:
         An uncompiled `keras.Model` with the `{"source", "target"}` -> logits interface.
@@ -80,15 +57,9 @@ def build_recall_model(
 
     if name == "transformer":
         return build_transformer(
-            vocab_size,
-            vocab_size,
-            num_layers=num_layers,
-            d_model=d_model,
-            num_heads=num_heads,
-            dff=2 * d_model,
-            dropout=0.0,
-            max_length=max_length,
-        )
+            vocab_size, vocab_size, num_layers=num_layers, d_model=d_model, num_heads=num_heads,
+            dff=2 * d_model, dropout=0.0, max_length=max_length,
+        )  # fmt: skip
     if name in ("rnn", "rnn_attention"):
         attention = "luong" if name == "rnn_attention" else None
         return build_rnn_seq2seq(vocab_size, vocab_size, units=d_model, attention=attention)
@@ -121,23 +92,15 @@ class RecallData:
 
 
 def recall_data(
-    distance: int,
-    *,
-    num_train: int = 2000,
-    num_test: int = 200,
-    batch_size: int = 32,
-    vocab_size: int = 10,
-    seed: int = 0,
-) -> RecallData:
+    distance: int, *, num_train: int = 2000, num_test: int = 200, batch_size: int = 32,
+    vocab_size: int = 10, seed: int = 0,
+) -> RecallData:  # fmt: skip
     """Generates, tokenizes and batches `load_task("recall", distance=distance)`.
 
-    The answer of every example is the first label, so every source is padded
-    to one length and every decoder input (`[START] answer`) to 2: one shape,
-    one trace.
+    Sources are padded to one length and decoder inputs (`[START] answer`) to 2: one shape.
 
     Args:
-        distance: how far from the end the answer sits (source lengths
-            `distance .. distance + 8`).
+        distance: how far from the end the answer sits (sources `distance .. distance + 8`).
         num_train: training pairs.
         num_test: held-out pairs.
         batch_size: training pairs per step.
@@ -158,14 +121,9 @@ def recall_data(
     check_positive_int("distance", distance)
     check_positive_int("batch_size", batch_size)
     task = data.load_task(
-        "recall",
-        distance=distance,
-        vocab_size=vocab_size,
-        num_train=num_train,
-        num_validation=0,
-        num_test=num_test,
-        seed=seed,
-    )
+        "recall", distance=distance, vocab_size=vocab_size, num_train=num_train,
+        num_validation=0, num_test=num_test, seed=seed,
+    )  # fmt: skip
     tokenizer = data.WordPieceTokenizer.learn([s for s, _ in task.train], vocab_size + 20)
     max_length = task.info["length"][1] + 2  # [START] symbols [END]
     # One padded shape per side: sources to max_length, decoder inputs ([START] x) to 2.
@@ -176,55 +134,31 @@ def recall_data(
     steps = sum(1 for _ in train)  # one pass fills the cache and gives the epoch length
     train = train.apply(tf.data.experimental.assert_cardinality(steps))
     test = data.make_dataset(
-        task.test,
-        tokenizer,
-        tokenizer,
-        batch_size=max(num_test, 1),
-        shuffle=False,
-        drop_remainder=False,
-        **common,
-    )
+        task.test, tokenizer, tokenizer, batch_size=max(num_test, 1), shuffle=False,
+        drop_remainder=False, **common,
+    )  # fmt: skip
     batches = [(inputs, labels.numpy()[:, 0]) for inputs, labels in test]  # recalled symbol
     return RecallData(distance, train, batches, tokenizer.vocab_size, max_length, steps)
 
 
 def recall_accuracy(
-    name: str,
-    distance: int | RecallData,
-    *,
-    num_train: int = 2000,
-    num_test: int = 200,
-    epochs: int = 10,
-    batch_size: int = 32,
-    d_model: int = 32,
-    num_layers: int = 2,
-    num_heads: int = 1,
-    vocab_size: int = 10,
-    learning_rate: float = 3e-3,
-    seed: int = 0,
+    name: str, distance: int | RecallData, *, num_train: int = 2000, num_test: int = 200,
+    epochs: int = 10, batch_size: int = 32, d_model: int = 32, num_layers: int = 2,
+    num_heads: int = 1, vocab_size: int = 10, learning_rate: float = 3e-3, seed: int = 0,
     run_eagerly: bool = False,
-) -> dict[str, Any]:
+) -> dict[str, Any]:  # fmt: skip
     """Trains model `name` on `recall` at `distance` and scores the recalled symbol.
 
     Args:
         name: one of `LONG_RANGE_MODELS`.
-        distance: how far from the end the answer sits, or a `RecallData`
-            already prepared (then `num_train`, `num_test`, `batch_size` and
-            `vocab_size` are those it was made with).
-        num_train: training pairs.
-        num_test: held-out pairs scored.
+        distance: how far from the end the answer sits, or a prepared `RecallData` (then
+            `num_train`, `num_test`, `batch_size` and `vocab_size` are those it was made with).
+        num_train, num_test, batch_size, vocab_size: as in `recall_data`.
         epochs: passes over the training pairs.
-        batch_size: pairs per step.
-        d_model: width of the model.
-        num_layers: layers of the Transformer's stacks and of the CNN's
-            (one is enough for recall: encoder self-attention finds the end,
-            decoder cross-attention reads the answer).
-        num_heads: heads of the Transformer (see `build_recall_model`).
-        vocab_size: symbols of the task (chance is `1 / vocab_size`).
+        d_model, num_layers, num_heads: as in `build_recall_model`.
         learning_rate: Adam's constant learning rate.
         seed: seed of the data and of the weights.
-        run_eagerly: train without `tf.function`; only worth it for a handful
-            of steps, where tracing the train step costs more than the steps.
+        run_eagerly: train without `tf.function` (only worth it for a handful of steps).
 
     Returns:
         `{"accuracy": float, "seconds": float, "parameters": int, "final_loss": float}`.
@@ -242,22 +176,14 @@ def recall_accuracy(
     prepared = distance
     if not isinstance(prepared, RecallData):
         prepared = recall_data(
-            distance,
-            num_train=num_train,
-            num_test=num_test,
-            batch_size=batch_size,
-            vocab_size=vocab_size,
-            seed=seed,
-        )
+            distance, num_train=num_train, num_test=num_test, batch_size=batch_size,
+            vocab_size=vocab_size, seed=seed,
+        )  # fmt: skip
     keras.utils.set_random_seed(seed)
     model = build_recall_model(
-        name,
-        prepared.vocab_size,
-        d_model,
-        prepared.max_length,
-        num_layers=num_layers,
+        name, prepared.vocab_size, d_model, prepared.max_length, num_layers=num_layers,
         num_heads=num_heads,
-    )
+    )  # fmt: skip
     model.compile(
         optimizer=keras.optimizers.Adam(learning_rate),
         loss=MaskedSparseCategoricalCrossentropy(),
@@ -283,9 +209,7 @@ def recall_accuracy(
 
 
 def long_range_experiment(
-    distances: list[int],
-    models: tuple[str, ...] = ("transformer", "rnn", "cnn"),
-    **kwargs: Any,
+    distances: list[int], models: tuple[str, ...] = ("transformer", "rnn", "cnn"), **kwargs: Any
 ) -> dict[str, Any]:
     """`recall_accuracy` of every model at every distance.
 
@@ -310,28 +234,21 @@ def long_range_experiment(
             raise ValueError(
                 f"models contains {name!r}, not a known model; choose from {LONG_RANGE_MODELS}"
             )
+    keys = ("accuracy", "seconds", "parameters")
     result: dict[str, Any] = {
         "distances": list(distances),
         "chance": 1.0 / kwargs.get("vocab_size", 10),
-        "accuracy": {},
-        "seconds": {},
-        "parameters": {},
-        "settings": dict(kwargs),
     }
-    data_options = {
-        key: kwargs[key]
-        for key in ("num_train", "num_test", "batch_size", "vocab_size", "seed")
-        if key in kwargs
-    }
+    result.update({key: {name: [] for name in models} for key in keys})
+    result["settings"] = dict(kwargs)
+    data_keys = ("num_train", "num_test", "batch_size", "vocab_size", "seed")
+    data_options = {key: kwargs[key] for key in data_keys if key in kwargs}
     train_options = {key: value for key, value in kwargs.items() if key not in data_options}
     train_options["seed"] = kwargs.get("seed", 0)
-    for name in models:
-        for key in ("accuracy", "seconds", "parameters"):
-            result[key][name] = []
     for distance in distances:
         prepared = recall_data(distance, **data_options)  # shared by every model
         for name in models:
             run = recall_accuracy(name, prepared, **train_options)
-            for key in ("accuracy", "seconds", "parameters"):
+            for key in keys:
                 result[key][name].append(run[key])
     return result

@@ -1,29 +1,13 @@
 """Measured operations and sequential steps, read from TensorFlow's traced graph.
 
-Method. The layer's forward pass on one `(1, T, d)` input is traced with
-`tf.function(...).get_concrete_function(...)`; every shape in that graph is
-then static. The graph is walked op by op:
-
-- **FLOPs**: every `MatMul`, `BatchMatMulV2` (Keras lowers `einsum` to it) and
-  `Conv2D` (TensorFlow runs `Conv1D` as a 2-D convolution) contributes
-  `2 * (output elements) * (contracted size)`, i.e. 2 FLOPs per multiply-add,
-  read from the op's input and output shapes. Other ops (softmax,
-  activations, bias adds, norms) are O(T d) and not counted, like in
-  `complexity.layer_flops`.
-- **Sequential steps**: the *critical path* of the graph, the largest number
-  of matrix products / convolutions on one chain of data dependencies, divided
-  by its value for a one-position sequence. Ops on different chains can run
-  at the same time; ops on one chain cannot. A
-  recurrent layer is traced with `unroll=True` for this, so its `T` steps
-  appear as `T` copies of the step in the graph (a `tf.while_loop` would hide
-  them in one loop op).
-- **Loop iterations** (`count_recurrent_steps`): the production recurrent
-  layer (a `tf.while_loop`, not unrolled) runs with a cell that increments a
-  counter variable on every call; the counter after one forward pass is the
-  number of sequential steps actually executed.
-
-`tf.compat.v1.profiler` gives the same FLOPs for `MatMul` and `Conv2D`
-but does not look inside loops, which is why this module counts itself.
+The layer's forward pass on one `(1, T, d)` input is traced (`get_concrete_function`, all
+shapes static) and walked op by op. FLOPs: every `MatMul`, `BatchMatMulV2` (Keras' `einsum`)
+and `Conv2D` (TensorFlow's `Conv1D`) adds `2 * output elements * contracted size`; other ops
+are O(T d) and not counted, as in `complexity.layer_flops`. Sequential steps: the critical
+path (most products on one dependency chain) at `T` over its value at `T = 1`; recurrent
+layers are traced with `unroll=True` so that their `T` steps appear in the graph (a
+`tf.while_loop` would hide them in one op, and `tf.compat.v1.profiler` does not look inside
+loops either). `count_recurrent_steps` counts the iterations of the real (not unrolled) loop.
 """
 
 from __future__ import annotations
@@ -37,7 +21,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_transformer._validation import check_positive_int
-from keras_transformer.analysis.complexity import apply_layer, reference_layer
+from keras_transformer.analysis.complexity import _RECURRENT_LAYERS, apply_layer, reference_layer
 
 _PRODUCT_OPS = ("MatMul", "BatchMatMulV2", "BatchMatMul", "BatchMatMulV3", "Conv2D")
 
@@ -83,12 +67,8 @@ def op_flops(op: tf.Operation) -> int:
     if op.type == "Conv2D":
         height, width, in_channels, _ = second  # filter (h, w, in, out)
         return 2 * elements * height * width * in_channels
-    if op.type == "MatMul":
-        transposed = op.get_attr("transpose_a")
-    else:
-        transposed = op.get_attr("adj_x")
-    contracted = first[-2] if transposed else first[-1]
-    return 2 * elements * contracted
+    transposed = op.get_attr("transpose_a" if op.type == "MatMul" else "adj_x")
+    return 2 * elements * (first[-2] if transposed else first[-1])
 
 
 def count_flops(graph: tf.Graph) -> int:
@@ -105,8 +85,7 @@ def count_flops(graph: tf.Graph) -> int:
 def critical_path(graph: tf.Graph) -> int:
     """The most matrix products / convolutions on one chain of data dependencies.
 
-    This is the number of product steps that must run one after another
-    however many processors there are: the measured "sequential steps".
+    The product steps that must run one after another however many processors there are.
 
     Example:
 
@@ -122,31 +101,18 @@ def critical_path(graph: tf.Graph) -> int:
     return max(depth.values(), default=0)
 
 
-def _built_layer(kind: str, d: int, kernel_size: int, num_heads: int, length: int, **kwargs):
-    layer = reference_layer(kind, d, kernel_size, num_heads, **kwargs)
-    apply_layer(layer, np.zeros((1, length, d), "float32"))
-    return layer
-
-
 def measure_layer(
     kind: str, length: int, d: int, kernel_size: int = 3, num_heads: int = 1
 ) -> dict[str, float]:
     """Parameters, forward FLOPs, critical path and graph size of a built `reference_layer`.
 
-    The recurrent layers are traced unrolled (see the module docstring).
-    `sequential_steps` is the critical path at length `T` divided by the
-    critical path at length 1: how many times longer the chain of dependent
-    products gets when the layer reads `T` positions instead of one. It is
-    `T` for a recurrent layer and 1 for attention (whose chain, Q projection
-    -> scores -> weighted values -> output projection, is 4 products for any
-    `T`) and for a convolution.
+    `sequential_steps` is the critical path at `T` over the critical path at 1: `T` for a
+    recurrent layer (traced unrolled), 1 for a convolution and for attention (Q projection ->
+    scores -> weighted values -> output projection: 4 products for any `T`).
 
     Args:
-        kind: one of `complexity.LAYER_KINDS`.
+        kind, d, kernel_size, num_heads: as in `complexity.reference_layer`.
         length: sequence length `T`.
-        d: model width.
-        kernel_size: convolution width.
-        num_heads: attention heads.
 
     Returns:
         A dict with `parameters` (`count_params()`), `flops`, `critical_path`,
@@ -161,13 +127,13 @@ def measure_layer(
     (4, 1)
     """
     check_positive_int("length", length)
-    recurrent = kind in ("rnn", "lstm", "gru")
-    options = {"unroll": True} if recurrent else {}
+    options = {"unroll": True} if kind in ("rnn", "lstm", "gru") else {}
     measured: dict[str, float] = {}
     for t in (1, length):
         with warnings.catch_warnings():  # Keras warns about a softmax over one key at T = 1
             warnings.simplefilter("ignore", UserWarning)
-            layer = _built_layer(kind, d, kernel_size, num_heads, t, **options)
+            layer = reference_layer(kind, d, kernel_size, num_heads, **options)
+            apply_layer(layer, np.zeros((1, t, d), "float32"))
             graph = trace_graph(lambda x, layer=layer: apply_layer(layer, x), (1, t, d))
         measured[t] = critical_path(graph)
     ratio = measured[length] / measured[1]
@@ -205,6 +171,10 @@ def count_recurrent_steps(
 ) -> int:
     """Steps a Keras recurrent layer (its `tf.while_loop`) executes on one sequence.
 
+    A counting cell adds 1 to a variable at every call. Keras also calls the step once before
+    the loop, only to learn the output's shape and dtype ("output_time_zero" in
+    `keras/src/backend/tensorflow/rnn.py`); that call is subtracted.
+
     Args:
         length: sequence length `T`.
         d: units.
@@ -212,11 +182,7 @@ def count_recurrent_steps(
         compiled: run inside `tf.function` (the graph's loop) rather than eagerly.
 
     Returns:
-        How many loop iterations ran the cell: `T`, one after the other. Keras
-        also calls the step once before the loop, on the first input, only to
-        learn the output's shape and dtype, and discards the result
-        (`keras/src/backend/tensorflow/rnn.py`, "output_time_zero"); the counter
-        sees `T + 1` calls and that one is subtracted.
+        How many loop iterations ran the cell: `T`, one after the other.
 
     Example:
 
@@ -225,40 +191,26 @@ def count_recurrent_steps(
     """
     check_positive_int("length", length)
     check_positive_int("d", d)
-    cells = {
-        "rnn": keras.layers.SimpleRNNCell,
-        "lstm": keras.layers.LSTMCell,
-        "gru": keras.layers.GRUCell,
-    }
-    if cell not in cells:
-        raise ValueError(f"cell={cell!r} must be one of {tuple(cells)}")
-    counting = _CountingCell(cells[cell](d))
+    if cell not in _RECURRENT_LAYERS:
+        raise ValueError(f"cell={cell!r} must be one of {tuple(_RECURRENT_LAYERS)}")
+    counting = _CountingCell(getattr(keras.layers, _RECURRENT_LAYERS[cell] + "Cell")(d))
     layer = keras.layers.RNN(counting, return_sequences=True)
     x = tf.zeros((1, length, d))
     layer(x)  # builds; runs once
     counting.steps.assign(0)
-    if compiled:
-        tf.function(layer)(x)
-    else:
-        layer(x)
+    (tf.function(layer) if compiled else layer)(x)
     return int(counting.steps.numpy()) - 1  # minus Keras' discarded shape-inference step
 
 
 def measure_operations(
-    lengths: list[int],
-    d: int,
-    kinds: tuple[str, ...] = ("self_attention", "rnn", "lstm", "convolution"),
-    kernel_size: int = 3,
-    num_heads: int = 1,
-) -> dict[str, dict[str, list[int]]]:
+    lengths: list[int], d: int, kinds: tuple[str, ...] = ("self_attention", "rnn", "lstm", "convolution"),
+    kernel_size: int = 3, num_heads: int = 1,
+) -> dict[str, dict[str, list[int]]]:  # fmt: skip
     """`measure_layer` for every kind at every length.
 
     Args:
         lengths: sequence lengths `T`.
-        d: model width.
-        kinds: layer kinds.
-        kernel_size: convolution width.
-        num_heads: attention heads.
+        d, kinds, kernel_size, num_heads: as in `measure_layer` (`kinds`: several `kind`).
 
     Returns:
         `{kind: {"parameters": [...], "flops": [...], "critical_path": [...],

@@ -25,43 +25,27 @@ def layer_norm_parameters(d_model: int) -> int:
 
 def encoder_layer_parameters(d_model: int, num_heads: int, dff: int) -> int:
     """Self-attention + feed-forward, each with its LayerNorm."""
-    return (
-        attention_parameters(d_model, num_heads)
-        + feed_forward_parameters(d_model, dff)
-        + 2 * layer_norm_parameters(d_model)
-    )
+    return decoder_layer_parameters(d_model, num_heads, dff, cross_attention=False)
 
 
 def decoder_layer_parameters(d_model: int, num_heads: int, dff: int, cross_attention=True) -> int:
     """Causal self-attention (+ cross-attention) + feed-forward, each with its LayerNorm."""
-    blocks = 2 if cross_attention else 1
-    return (
-        blocks * (attention_parameters(d_model, num_heads) + layer_norm_parameters(d_model))
-        + feed_forward_parameters(d_model, dff)
-        + layer_norm_parameters(d_model)
-    )
+    norm, blocks = layer_norm_parameters(d_model), 2 if cross_attention else 1
+    attention = attention_parameters(d_model, num_heads) + norm
+    return blocks * attention + feed_forward_parameters(d_model, dff) + norm
 
 
 def transformer_parameters(
-    source_vocab_size: int,
-    target_vocab_size: int,
-    *,
-    num_layers: int = 4,
-    d_model: int = 128,
-    num_heads: int = 8,
-    dff: int = 512,
-    max_length: int = 512,
-    share_embeddings: bool = False,
-    norm_first: bool = False,
-    learned_positions: bool = False,
-) -> int:
+    source_vocab_size: int, target_vocab_size: int, *, num_layers: int = 4, d_model: int = 128,
+    num_heads: int = 8, dff: int = 512, max_length: int = 512, share_embeddings: bool = False,
+    norm_first: bool = False, learned_positions: bool = False,
+) -> int:  # fmt: skip
     """Parameters of `build_transformer` with the same arguments.
 
-    Embeddings (`V * d_model` each; one shared matrix with `share_embeddings`,
-    which also serves as the bias-free output projection), `num_layers`
-    encoder and decoder layers, the output projection `d_model * V_t + V_t`,
-    a final LayerNorm per stack in pre-LN, and `max_length * d_model` per
-    learned position table (the sinusoid has no parameters).
+    Embeddings (`V * d_model` each; one shared matrix with `share_embeddings`, which is also
+    the bias-free output projection), the layers, the output projection `d_model * V_t + V_t`,
+    a final LayerNorm per stack in pre-LN, and `max_length * d_model` per learned position
+    table (the sinusoid has none).
 
     Example:
 
@@ -75,13 +59,11 @@ def transformer_parameters(
     )
     if share_embeddings:
         count += source_vocab_size * d_model
-        tables = 1
     else:
         count += (source_vocab_size + target_vocab_size) * d_model
         count += d_model * target_vocab_size + target_vocab_size
-        tables = 2
     if learned_positions:
-        count += tables * max_length * d_model
+        count += (1 if share_embeddings else 2) * max_length * d_model
     if norm_first:
         count += 2 * layer_norm_parameters(d_model)
     return count

@@ -1,20 +1,10 @@
 """Wall-clock time of one forward + backward step against the sequence length.
 
-Operations are not time: a recurrent layer's `T` steps run one after the
-other, each too small to keep the cores busy, while self-attention's `T^2 d`
-multiply-adds run as a few large matrix products. `time_step` measures what a
-training step of one layer costs on *this* machine: a compiled
-(`tf.function`) forward pass, a scalar loss and the gradients with respect to
-the weights and the input, timed after one warm-up call (tracing), and the
-median of `repeats` runs reported. Measure every layer in one process, one
-after the other, on an otherwise idle machine; the numbers are for comparing
-shapes of curves, not for asserting.
-
-`fit_time_curve` fits `time = a + b T + c T^2` and returns where the
-quadratic term overtakes the linear one (`T = b / c`): for self-attention that
-is where the `T^2 d` scores and softmax begin to cost more than the `T d^2`
-projections (by operation count at `T = 2 d`; measured, usually later, since
-the large projections run closer to the machine's peak than the softmax).
+Operations are not time: a recurrent layer's `T` small steps run one after the other, while
+self-attention's `T^2 d` multiply-adds run as a few large matrix products. The numbers are
+for comparing shapes of curves on *this* machine, not for asserting. `fit_time_curve` finds
+where the quadratic term overtakes the linear one (by operation count at `T = 2 d`; measured,
+usually later, since the large projections run closer to peak than the softmax).
 """
 
 from __future__ import annotations
@@ -31,31 +21,22 @@ from keras_transformer.analysis.complexity import apply_layer, reference_layer
 
 
 def time_step(
-    kind: str,
-    length: int,
-    d: int,
-    *,
-    batch: int = 1,
-    repeats: int = 5,
-    kernel_size: int = 3,
-    num_heads: int = 1,
-    seed: int = 0,
-    statistic: str = "median",
-) -> float:
+    kind: str, length: int, d: int, *, batch: int = 1, repeats: int = 5, kernel_size: int = 3,
+    num_heads: int = 1, seed: int = 0, statistic: str = "median",
+) -> float:  # fmt: skip
     """Median (or fastest) seconds of one compiled forward + backward pass of a `reference_layer`.
 
+    A `tf.function` computes a scalar loss and its gradients with respect to the weights and
+    the input; it is timed after one warm-up call (tracing).
+
     Args:
-        kind: one of `complexity.LAYER_KINDS`.
+        kind, d, kernel_size, num_heads: as in `complexity.reference_layer`.
         length: sequence length `T`.
-        d: model width.
         batch: sequences per step.
-        repeats: timed runs after the warm-up; the median is returned.
-        kernel_size: convolution width.
-        num_heads: attention heads.
+        repeats: timed runs after the warm-up.
         seed: seed of the random input.
-        statistic: `"median"` of the `repeats` runs, or `"min"`: other work on
-            the machine can only make a run slower, so the fastest run is the
-            one least disturbed by it (used by the tests' direction checks).
+        statistic: `"median"` of the runs, or `"min"`: other work on the machine only makes
+            a run slower, so the fastest is the least disturbed (the tests' direction checks).
 
     Returns:
         Seconds (the `statistic` over `repeats`).
@@ -70,9 +51,8 @@ def time_step(
     if statistic not in ("median", "min"):
         raise ValueError(f"statistic={statistic!r} is not supported; choose 'median' or 'min'")
     layer = reference_layer(kind, d, kernel_size, num_heads)
-    x = tf.constant(
-        np.random.default_rng(seed).standard_normal((batch, length, d)), dtype=tf.float32
-    )
+    x = np.random.default_rng(seed).standard_normal((batch, length, d))
+    x = tf.constant(x, dtype=tf.float32)
     apply_layer(layer, x)  # build
     variables = [v.value for v in layer.trainable_weights]
 
@@ -94,10 +74,7 @@ def time_step(
 
 
 def timing_sweep(
-    kinds: tuple[str, ...],
-    lengths: list[int],
-    d: int,
-    **kwargs: Any,
+    kinds: tuple[str, ...], lengths: list[int], d: int, **kwargs: Any
 ) -> dict[str, list[float]]:
     """`time_step` for every kind at every length, all in this process.
 
@@ -122,11 +99,9 @@ def timing_sweep(
 def fit_time_curve(lengths: list[int], seconds: list[float]) -> dict[str, float | None]:
     """Fits `seconds = a + b T + c T^2` and returns the length where `c T^2` overtakes `b T`.
 
-    The fit minimizes the *relative* error (times span orders of magnitude, and
-    an absolute fit is decided by the longest length alone) with `a, b, c >= 0`
-    (a cost cannot shrink with `T`): ordinary least squares on every subset of
-    the three terms, keeping the best one whose coefficients are all
-    non-negative.
+    The fit minimizes the *relative* error (times span orders of magnitude) with
+    `a, b, c >= 0`: least squares on every subset of the three terms, keeping the best one
+    whose coefficients are all non-negative.
 
     Args:
         lengths: sequence lengths (at least 3).
@@ -181,7 +156,5 @@ def first_length_slower(
     3
     """
     above = [s > r for s, r in zip(seconds, reference, strict=True)]
-    for i in range(len(above)):
-        if all(above[i:]):
-            return int(lengths[i])
-    return None
+    first = next((i for i in range(len(above)) if all(above[i:])), None)
+    return None if first is None else int(lengths[first])

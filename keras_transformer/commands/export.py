@@ -6,22 +6,18 @@ from keras_transformer._validation import NON_NEGATIVE, check_run_files
 
 
 def register(sub) -> None:
+    # fmt: off
     p = sub.add_parser(
-        "export",
-        help="export a trained run as a TF Serving SavedModel (strings in, strings out)",
-        description="Write DIR/<version>/ with a serving_default signature text -> translation.",
-    )
+        "export", help="export a trained run as a TF Serving SavedModel (strings in, strings out)",
+        description="Write DIR/<version>/ with a serving_default signature text -> translation.")
     p.add_argument("run_dir", help="directory written by `keras-transformer train`")
     p.add_argument("--out", required=True, help="model base directory (versions go inside)")
     p.add_argument("--version", type=int, default=None, help="default: next free version")
     p.add_argument("--beam-size", type=int, default=1, help="1 = greedy search (default)")
-    p.add_argument(
-        "--alpha",
-        type=NON_NEGATIVE,
-        default=0.6,
-        help="beam search length-penalty exponent (a finite number >= 0)",
-    )
+    p.add_argument("--alpha", type=NON_NEGATIVE, default=0.6,
+                   help="beam search length-penalty exponent (a finite number >= 0)")
     p.set_defaults(func=run)
+    # fmt: on
 
 
 def run(args) -> int:
@@ -32,8 +28,6 @@ def run(args) -> int:
     check_beam_size(args.beam_size)  # before loading the model
     check_run_files(args.run_dir)
     translator = Translator.from_run_dir(args.run_dir)
-    path = export_translator(
-        translator, args.out, args.version, beam_size=args.beam_size, alpha=args.alpha
-    )
-    print(path)
+    options = dict(beam_size=args.beam_size, alpha=args.alpha)
+    print(export_translator(translator, args.out, args.version, **options))
     return 0

@@ -10,28 +10,23 @@ from keras_transformer._validation import FRACTION, POSITIVE
 def register(sub) -> None:
     from keras_transformer.commands.train import add_run_arguments
 
+    # fmt: off
     p = sub.add_parser(
-        "pretrain",
-        argument_default=argparse.SUPPRESS,  # options left out keep PretrainConfig's defaults
+        "pretrain", argument_default=argparse.SUPPRESS,  # left out: PretrainConfig's defaults
         help="pre-train an encoder as a masked language model (BERT's 15%% scheme)",
         description="Pre-train an encoder as a masked language model on unlabelled text "
         "(default: generated film reviews), then compare fine-tuning from it with training "
         "from scratch on a small labelled set.",
     )
-    p.add_argument(
-        "--corpus",
-        help="'reviews' (generated offline) or a UTF-8 text file with one text per line",
-    )
+    p.add_argument("--corpus",
+                   help="'reviews' (generated offline) or a UTF-8 text file with one text per line")
     p.add_argument("--num-sentences", type=int, help="generated corpus size")
     p.add_argument("--validation-fraction", type=FRACTION, help="a number in (0, 1)")
     add_run_arguments(p)
     p.add_argument("--mask-rate", type=FRACTION, help="share of tokens selected, in (0, 1)")
-    p.add_argument(
-        "--finetune-task",
-        choices=("auto", "reviews", "imdb", "none"),
-        help="after pre-training, fine-tune on this labelled task from the pre-trained encoder "
-        "and from scratch and report both (auto: reviews for the reviews corpus, else none)",
-    )
+    p.add_argument("--finetune-task", choices=("auto", "reviews", "imdb", "none"),
+                   help="then fine-tune on this task from the pre-trained encoder and from scratch "
+                   "(auto: reviews for the reviews corpus, else none)")
     p.add_argument("--finetune-epochs", type=int)
     p.add_argument("--finetune-batch-size", type=int)
     p.add_argument("--finetune-learning-rate", type=POSITIVE)
@@ -39,6 +34,7 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int)
     p.add_argument("--overwrite", action="store_true", help="replace a finished run in --out")
     p.set_defaults(func=_pretrain)
+    # fmt: on
 
 
 def _pretrain(args) -> int:
@@ -49,9 +45,7 @@ def _pretrain(args) -> int:
     metrics = run_command(PretrainConfig, pretrain, args, "finetune_task", keys)
     tuned = metrics.get("fine_tuning")
     if tuned:
-        print(
-            f"fine-tuning on {tuned['task']} ({tuned['num_train']} labelled texts), test accuracy: "
-            f"pre-trained {tuned['pretrained_test_accuracy']:.3f}, from scratch "
-            f"{tuned['scratch_test_accuracy']:.3f} (chance {tuned['chance_accuracy']:.3f})"
-        )
+        print(f"fine-tuning on {tuned['task']} ({tuned['num_train']} labelled texts), test "
+              f"accuracy: pre-trained {tuned['pretrained_test_accuracy']:.3f}, from scratch "
+              f"{tuned['scratch_test_accuracy']:.3f} (chance {tuned['chance_accuracy']:.3f})")  # fmt: skip
     return 0

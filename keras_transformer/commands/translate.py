@@ -1,67 +1,36 @@
-"""`keras-transformer translate RUN_DIR [TEXT ...]`: one translation per line.
-
-Options may come before, between or after the texts
-(`translate RUN --no-cache "text"` and `translate RUN "text" --beam-size 4`
-both work). An empty or whitespace-only text (or stdin line) translates to an
-empty line, so output line `i` is always the translation of input `i`.
-
-Lines from stdin are read and translated `--batch-size` at a time, and each
-batch's translations are flushed at once, so long files stream and a terminal
-gets each translation after its line. A progress count goes to stderr when
-stderr is a terminal. When the reader closes the pipe (`... | head -1`), the
-command stops quietly with exit status 0. A line that is not valid UTF-8 is an
-error naming its line number.
-"""
+"""`keras-transformer translate RUN_DIR [TEXT ...]`: one translation per line, in order
+(options anywhere; stdin flushed `--batch-size` lines at a time; `| head -1` ends with 0)."""
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
 from keras_transformer._validation import NON_NEGATIVE, OneLineArgumentParser, check_run_files
 from keras_transformer.errors import UserInputError
 
-DESCRIPTION = (
-    "Translate each TEXT (or each line of stdin when no TEXT is given); prints one "
-    "translation per line, an empty line for an empty input."
-)
+DESCRIPTION = ("Translate each TEXT (or each line of stdin when no TEXT is given); prints one "
+               "translation per line, an empty line for an empty input.")  # fmt: skip
 
 
 def _add_options(p: argparse.ArgumentParser) -> None:
+    # fmt: off
     p.add_argument("--beam-size", type=int, default=1, help="1 = greedy search (default)")
-    p.add_argument(
-        "--alpha",
-        type=NON_NEGATIVE,
-        default=0.6,
-        help="beam search length-penalty exponent (a finite number >= 0)",
-    )
-    p.add_argument(
-        "--no-cache",
-        action="store_true",
-        help="no key/value cache: re-run the decoder on the prefix at every step (slow)",
-    )
-    p.add_argument(
-        "--jit-compile",
-        choices=("auto", "on", "off"),
-        default="auto",
-        help="compile the search with XLA (tokenization stays outside; one compilation per "
-        "batch size, rounded up to a power of two). auto (default): on for the cached search "
-        "(about 4x faster on a CPU too), and for --no-cache only when a GPU is present",
-    )
-    p.add_argument(
-        "--max-length",
-        type=int,
-        default=None,
-        help="tokens per sequence (default: the run's; at most the model's position table)",
-    )
-    p.add_argument(
-        "--batch-size",
-        type=int,
-        default=32,
-        help="texts translated together; each batch is printed and flushed when done",
-    )
+    p.add_argument("--alpha", type=NON_NEGATIVE, default=0.6,
+                   help="beam search length-penalty exponent (a finite number >= 0)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="no key/value cache: re-run the decoder on the prefix at every step (slow)")
+    p.add_argument("--jit-compile", choices=("auto", "on", "off"), default="auto",
+                   help="compile the search with XLA (once per power-of-two batch size). auto: "
+                   "on for the cached search, for --no-cache only on a GPU")
+    p.add_argument("--max-length", type=int, default=None,
+                   help="tokens per sequence (default: the run's)")
+    p.add_argument("--batch-size", type=int, default=32,
+                   help="texts translated together; each batch is printed and flushed when done")
+    # fmt: on
 
 
 def register(sub) -> None:
@@ -69,15 +38,12 @@ def register(sub) -> None:
         "translate", help="translate texts with a trained run directory", description=DESCRIPTION
     )
     p.add_argument("run_dir", help="directory written by `keras-transformer train`")
-    # argparse (Python < 3.12) assigns a '*' positional once, at the first run of
-    # positionals, so `RUN --no-cache "text"` would leave "text" unrecognized. The
-    # subcommand collects everything after RUN_DIR here and `run` parses it again
-    # with `parse_intermixed_args`, which lets options and texts mix freely.
-    p.add_argument(
-        "texts",
-        nargs=argparse.REMAINDER,
-        help="texts to translate (default: read lines from stdin); options may follow them",
-    )
+    # argparse (Python < 3.12) assigns a '*' positional once, so `RUN --no-cache "text"`
+    # would leave "text" unrecognized: collect everything after RUN_DIR here, and `run`
+    # parses it again with `parse_intermixed_args`, which lets options and texts mix.
+    p.add_argument("texts", nargs=argparse.REMAINDER,
+                   help="texts to translate (default: read lines from stdin); options may follow "
+                   "them")  # fmt: skip
     _add_options(p)
     p.set_defaults(func=run)
 
@@ -100,18 +66,15 @@ def run(args) -> int:
         raise UserInputError(f"--batch-size must be >= 1; received {args.batch_size}.")
     check_beam_size(args.beam_size)  # before loading the model
     check_run_files(args.run_dir)
-    translator = Translator.from_run_dir(
-        args.run_dir,
-        use_cache=not args.no_cache,
-        max_length=args.max_length,
-        jit_compile=_use_xla(args.jit_compile, not args.no_cache),
-    )
+    jit = _use_xla(args.jit_compile, not args.no_cache)
+    translator = Translator.from_run_dir(args.run_dir, use_cache=not args.no_cache,
+                                         max_length=args.max_length, jit_compile=jit)  # fmt: skip
     interactive = not args.texts and sys.stdin.isatty()
-    texts = args.texts or _stdin_lines()
+    texts, size = iter(args.texts or _stdin_lines()), 1 if interactive else args.batch_size
     progress = sys.stderr.isatty() and not interactive
     done = 0
     try:
-        for batch in _batches(texts, 1 if interactive else args.batch_size):
+        while batch := list(itertools.islice(texts, size)):
             lines = translator(batch, beam_size=args.beam_size, alpha=args.alpha)
             sys.stdout.write("".join(f"{line}\n" for line in lines))
             sys.stdout.flush()
@@ -128,9 +91,8 @@ def run(args) -> int:
 
 
 def _use_xla(setting: str, use_cache: bool = True) -> bool:
-    """`auto`: XLA for the cached search on any device (on the 2-core CPU it decodes
-    about 4x faster than without; `benchmarks/decoding.py`), and for the uncached one
-    only on a GPU (on a CPU its full-buffer steps are slower than the plain prefix)."""
+    """`auto`: XLA for the cached search (~4x faster even on a 2-core CPU), for the uncached
+    one only on a GPU (on a CPU its full-buffer steps are slower than the plain prefix)."""
     if setting == "auto":
         if use_cache:
             return True
@@ -150,23 +112,10 @@ def _stdin_lines() -> Iterator[str]:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as error:
-            raise UserInputError(
-                f"stdin line {number} is not valid UTF-8 (byte {error.start + 1} of the line is "
-                f"0x{raw[error.start]:02x}); convert the input first, e.g. "
-                "`iconv -f latin1 -t utf-8`."
-            ) from None
+            raise UserInputError(f"stdin line {number} is not valid UTF-8 (byte {error.start + 1} "
+                                 f"of the line is 0x{raw[error.start]:02x}); convert the input "
+                                 f"first, e.g. `iconv -f latin1 -t utf-8`.") from None  # fmt: skip
         yield text.rstrip("\r\n")
-
-
-def _batches(texts: Iterable[str], size: int) -> Iterator[list[str]]:
-    batch = []
-    for text in texts:
-        batch.append(text)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
 
 
 def _silence_stdout() -> None:

@@ -1,10 +1,4 @@
-"""Text generation with a decoder-only model: greedy, temperature, top-k, top-p.
-
-The prompt is fed through the key/value cache one position at a time (its
-tokens are forced), then each new token is chosen from the model's
-distribution over the next token. Prompts in a batch may have different
-lengths (0-padded on the right).
-"""
+"""Text generation with a decoder-only model: greedy, temperature, top-k, top-p."""
 
 from __future__ import annotations
 
@@ -16,9 +10,12 @@ from keras_transformer.inference.incremental import IncrementalDecoder
 from keras_transformer.inference.search import continue_tokens
 
 
+def _is_number(value, kinds=(int, float)) -> bool:
+    return not isinstance(value, bool) and isinstance(value, kinds)
+
+
 def filter_logits(logits, *, temperature: float = 1.0, top_k=None, top_p=None):
-    """Scale by temperature, keep the `top_k` best and the smallest set of tokens
-    whose probability reaches `top_p`; the others get -inf.
+    """Scale by temperature, keep the `top_k` best and the fewest reaching `top_p`; others: -inf.
 
     Example:
 
@@ -35,51 +32,32 @@ def filter_logits(logits, *, temperature: float = 1.0, top_k=None, top_p=None):
         logits = tf.where(logits < kth, minus_inf, logits)
     if top_p is not None:
         order = tf.argsort(logits, axis=-1, direction="DESCENDING")
-        sorted_logits = tf.gather(logits, order, batch_dims=1)
-        cumulative = tf.cumsum(tf.nn.softmax(sorted_logits), axis=-1, exclusive=True)
+        probs = tf.nn.softmax(tf.gather(logits, order, batch_dims=1))
         # keep a token while the probability before it is below top_p (the first always)
-        keep_sorted = cumulative < top_p
-        keep = tf.scatter_nd(
-            tf.stack(
-                [
-                    tf.repeat(tf.range(tf.shape(logits)[0]), tf.shape(logits)[1]),
-                    tf.reshape(order, [-1]),
-                ],
-                axis=1,
-            ),
-            tf.reshape(keep_sorted, [-1]),
-            tf.shape(logits),
-        )
+        keep_sorted = tf.cumsum(probs, axis=-1, exclusive=True) < top_p
+        rows = tf.repeat(tf.range(tf.shape(logits)[0]), tf.shape(logits)[1])
+        indices = tf.stack([rows, tf.reshape(order, [-1])], axis=1)
+        keep = tf.scatter_nd(indices, tf.reshape(keep_sorted, [-1]), tf.shape(logits))
         logits = tf.where(keep, logits, minus_inf)
     return logits
 
 
 def generate(
-    model: keras.Model,
-    prompts,
-    *,
-    max_length: int,
-    end_id: int | None = None,
-    sample: bool = False,
-    temperature: float = 1.0,
-    top_k: int | None = None,
-    top_p: float | None = None,
-    seed: int = 0,
-    use_cache: bool = True,
-) -> np.ndarray:
+    model: keras.Model, prompts, *, max_length: int, end_id: int | None = None,
+    sample: bool = False, temperature: float = 1.0, top_k: int | None = None,
+    top_p: float | None = None, seed: int = 0, use_cache: bool = True,
+) -> np.ndarray:  # fmt: skip
     """Continue each prompt with a model from `build_language_model`.
 
     Args:
         model: a decoder-only model.
-        prompts: int `(batch, prompt_len)`, 0-padded on the right; at least one
-            token per row (e.g. `[START]`).
+        prompts: int `(batch, prompt_len)`, 0-padded on the right, >= 1 token a row.
         max_length: total length of prompt plus continuation (cache size).
         end_id: stop a row when it produces this id (and pad after it).
         sample: draw from the distribution instead of taking the arg-max.
         temperature: divides the logits before sampling (> 0; below 1 sharpens).
         top_k: sample among the `top_k` most likely tokens (1 <= top_k <= vocab).
-        top_p: sample among the fewest tokens whose probability reaches `top_p`
-            (0 < top_p <= 1).
+        top_p: sample among the fewest tokens whose probability reaches `top_p` (in (0, 1]).
         seed: seed of the stateless sampler; the same seed gives the same text.
         use_cache: key/value cache, or re-run the model on the prefix each step.
 
@@ -96,41 +74,23 @@ def generate(
     """
     prompts = np.asarray(prompts, dtype="int32")
     if prompts.ndim != 2 or prompts.shape[1] > max_length:
-        raise ValueError(
-            f"prompts must be (batch, prompt_len) with prompt_len <= max_length={max_length}; "
-            f"received shape {prompts.shape}."
-        )
+        raise ValueError(f"prompts must be (batch, prompt_len) with prompt_len <= "
+                         f"max_length={max_length}; received shape {prompts.shape}.")  # fmt: skip
     lengths = (prompts != 0).sum(axis=1)
     if (lengths == 0).any():
-        raise ValueError(
-            "every prompt needs at least one token (e.g. [START]); found an empty row."
-        )
-    if (
-        isinstance(temperature, bool)
-        or not isinstance(temperature, (int, float))
-        or temperature <= 0
-    ):
-        raise ValueError(
-            f"temperature must be a number > 0 (1 keeps the model's distribution); received "
-            f"temperature={temperature!r}."
-        )
+        raise ValueError("every prompt needs at least one token (e.g. [START]); found an "
+                         "empty row.")  # fmt: skip
+    if not _is_number(temperature) or temperature <= 0:
+        raise ValueError(f"temperature must be a number > 0 (1 keeps the model's distribution); "
+                         f"received temperature={temperature!r}.")  # fmt: skip
     vocab_size = int(model.outputs[0].shape[-1])
-    if top_k is not None and (
-        isinstance(top_k, bool)
-        or not isinstance(top_k, (int, np.integer))
-        or not 1 <= top_k <= vocab_size
-    ):
-        raise ValueError(
-            f"top_k must be an integer in [1, vocab_size={vocab_size}] or None (no top-k "
-            f"filter); received top_k={top_k!r}."
-        )
-    if top_p is not None and (
-        isinstance(top_p, bool) or not isinstance(top_p, (int, float)) or not 0 < top_p <= 1
-    ):
-        raise ValueError(
-            f"top_p must be a number in (0, 1] or None (no nucleus filter); received "
-            f"top_p={top_p!r}."
-        )
+    top_k_ok = top_k is None or (_is_number(top_k, (int, np.integer)) and 1 <= top_k <= vocab_size)
+    if not top_k_ok:
+        raise ValueError(f"top_k must be an integer in [1, vocab_size={vocab_size}] or None (no "
+                         f"top-k filter); received top_k={top_k!r}.")  # fmt: skip
+    if top_p is not None and not (_is_number(top_p) and 0 < top_p <= 1):
+        raise ValueError(f"top_p must be a number in (0, 1] or None (no nucleus filter); received "
+                         f"top_p={top_p!r}.")  # fmt: skip
     decoder = IncrementalDecoder(model, max_length, use_cache=use_cache)
     buffer = np.zeros((len(prompts), max_length), "int32")
     buffer[:, : prompts.shape[1]] = prompts
@@ -143,10 +103,8 @@ def generate(
     @tf.function
     def run(tokens, prompt_lengths):
         state = decoder.initial_state(batch_size=tf.shape(tokens)[0])
-        end = -1 if end_id is None else end_id
-        return continue_tokens(
-            decoder, tokens, prompt_lengths, state, end_id=end, choose=choose if sample else None
-        )
+        end, pick = (-1 if end_id is None else end_id), (choose if sample else None)
+        return continue_tokens(decoder, tokens, prompt_lengths, state, end_id=end, choose=pick)
 
     return run(tf.constant(buffer), tf.constant(lengths, tf.int32)).numpy()
 
@@ -154,17 +112,11 @@ def generate(
 def translate_by_prefix(
     model: keras.Model, tokenizer, sources: list[str], max_length: int, *, batch_size: int = 256
 ) -> list[str]:
-    """Greedy translations of `sources` by a decoder-only model (KV cache).
-
-    The prompt is `[START] source [SEP]` (as `data.batches.encode_prompts`);
-    the continuation up to `[END]` (at most `max_length - 1` tokens) is the
-    translation. This is `PrefixTranslator`, the translator that `translate`
-    and `export` load for a decoder-only run, so training's test predictions
-    are theirs.
+    """Greedy translations of `sources` by a decoder-only model: the continuations of
+    `[START] source [SEP]` up to `[END]`, by `PrefixTranslator`, `batch_size` at a time.
 
     Args:
-        model: a `build_language_model` trained on `prefix_sequences`.
-        tokenizer: its joint tokenizer.
+        model, tokenizer: a `build_language_model` trained on `prefix_sequences`, its tokenizer.
         sources: source strings.
         max_length: longest framed side (the target gets `max_length - 1` steps).
         batch_size: prompts decoded together.
@@ -175,7 +127,5 @@ def translate_by_prefix(
     from keras_transformer.inference.translator import PrefixTranslator
 
     translator = PrefixTranslator(model, tokenizer, max_length=max_length)
-    results: list[str] = []
-    for begin in range(0, len(sources), batch_size):
-        results.extend(translator(list(sources[begin : begin + batch_size])))
-    return results
+    batches = range(0, len(sources), batch_size)
+    return [t for i in batches for t in translator(list(sources[i : i + batch_size]))]

@@ -1,25 +1,5 @@
-"""Step-by-step decoding with a trained encoder-decoder, with or without a KV cache.
-
-`IncrementalDecoder` takes a model from `build_transformer` apart by layer name
-(`encoder_*`, `decoder_embedding` or `shared_embedding`, `decoder_layer_{i}`,
-`decoder_final_norm`, `logits`) and exposes the three operations a search
-needs, all made of TensorFlow ops so they run inside one `tf.function`:
-
-- `encode(source)`: the encoder runs once per batch;
-- `initial_state(...)`: per decoder layer, the cross-attention keys and values
-  of the encoder output (computed once) and an empty self-attention cache;
-- `step(tokens, index, state)`: next-token logits at position `index`.
-
-With `use_cache=True` a step embeds only the token at `index`, writes its
-keys and values into each layer's cache at `index`, and attends over the
-cache: O(1) new positions per step. With `use_cache=False` a step re-runs the
-whole decoder on the prefix `tokens[:, :index + 1]` generated so far and reads
-its last position (the plain path, kept for teaching and for comparison): O(t)
-positions at step t. XLA needs static shapes, so with `static_shapes=True` the
-plain path runs over the whole `max_length` buffer instead (causal masking makes
-the positions after `index` irrelevant, at the cost of computing them). All
-three give the same tokens.
-"""
+"""Step-by-step decoding with a trained Transformer: with a KV cache a step embeds one
+token (O(1) new positions); without, it re-runs the decoder on the prefix (O(t))."""
 
 from __future__ import annotations
 
@@ -42,18 +22,13 @@ def position_limit(model: keras.Model) -> int | None:
 
 
 class IncrementalDecoder:
-    """Encoder once, then decoder steps, on the layers of a trained Transformer.
+    """Encoder once, then decoder steps, on the layers (found by name) of a trained model.
 
     Args:
-        model: a model made by `keras_transformer.models.build_transformer`.
-        max_length: number of decoder positions (cache length), `[START]` included;
-            at least 2 and at most the model's position table (the `max_length`
-            it was built with).
+        model: a `build_transformer` (or `build_language_model`) model.
+        max_length: decoder positions (cache length) with `[START]`, in [2, positions].
         use_cache: keep keys/values of past positions instead of recomputing them.
-        static_shapes: keep every shape fixed, as XLA needs: without the cache,
-            re-run the decoder on the whole `max_length` buffer instead of the
-            prefix; with it, attend over the whole cache (positions not yet
-            written are masked) instead of the positions filled so far.
+        static_shapes: fixed shapes for XLA: the whole buffer or cache, not the prefix.
 
     Example:
 
@@ -70,53 +45,37 @@ class IncrementalDecoder:
     """
 
     def __init__(
-        self,
-        model: keras.Model,
-        max_length: int,
-        use_cache: bool = True,
+        self, model: keras.Model, max_length: int, use_cache: bool = True,
         static_shapes: bool = False,
-    ):
+    ):  # fmt: skip
         if not _is_int(max_length) or max_length < 2:
-            raise ValueError(
-                f"max_length must be an integer >= 2 ([START] and one generated token); "
-                f"received max_length={max_length!r}."
-            )
-        max_length = int(max_length)
+            raise ValueError(f"max_length must be an integer >= 2 ([START] and one generated "
+                             f"token); received max_length={max_length!r}.")  # fmt: skip
+        self.max_length = max_length = int(max_length)
         limit = position_limit(model)
         if limit is not None and max_length > limit:
-            raise ValueError(
-                f"max_length={max_length} exceeds the model's position table of {limit} "
-                f"positions (the max_length it was built with); pass max_length <= {limit}."
-            )
+            raise ValueError(f"max_length={max_length} exceeds the model's position table of "
+                             f"{limit} positions (the max_length it was built with); pass "
+                             f"max_length <= {limit}.")  # fmt: skip
         names = {layer.name for layer in model.layers}
         if "decoder_layer_0" not in names:
-            raise ValueError(
-                "IncrementalDecoder needs a model made by build_transformer or "
-                "build_language_model (layers 'decoder_layer_0', ...); received a model named "
-                f"{model.name!r} with layers {sorted(names)[:6]}..."
-            )
+            raise ValueError(f"IncrementalDecoder needs a model made by build_transformer or "
+                             f"build_language_model (layers 'decoder_layer_0', ...); received a "
+                             f"model named {model.name!r} with layers {sorted(names)[:6]}...")  # fmt: skip
         # A decoder-only model (build_language_model) has no encoder and no cross-attention.
         self.has_encoder = "encoder_layer_0" in names
-        self.model = model
-        self.max_length = int(max_length)
-        self.use_cache = use_cache
-        self.static_shapes = static_shapes
+        self.model, self.use_cache, self.static_shapes = model, use_cache, static_shapes
         self.num_layers = sum(1 for n in names if n.startswith("decoder_layer_"))
         self.layers = [model.get_layer(f"decoder_layer_{i}") for i in range(self.num_layers)]
         shared = "shared_embedding" in names
         self.embedding = model.get_layer("shared_embedding" if shared else "decoder_embedding")
-        # Without a "logits" layer the token matrix is the output projection (tied).
         self.output_layer = model.get_layer("logits") if "logits" in names else None
-        self.final_norm = (
-            model.get_layer("decoder_final_norm") if "decoder_final_norm" in names else None
-        )
+        norm = "decoder_final_norm"
+        self.final_norm = model.get_layer(norm) if norm in names else None
         if self.has_encoder:
             num_encoder = sum(1 for n in names if n.startswith("encoder_layer_"))
-            last = (
-                "encoder_final_norm"
-                if "encoder_final_norm" in names
-                else f"encoder_layer_{num_encoder - 1}"
-            )
+            last = f"encoder_layer_{num_encoder - 1}"
+            last = "encoder_final_norm" if "encoder_final_norm" in names else last
             self.encoder = keras.Model(model.input["source"], model.get_layer(last).output)
         attention = self.layers[0].self_attention.attention
         self.num_heads, self.key_dim = attention.num_heads, attention.key_dim
@@ -124,40 +83,32 @@ class IncrementalDecoder:
     def encode(self, source):
         """Source ids `(batch, src_len)` -> (context `(batch, src_len, d_model)`, mask)."""
         if not self.has_encoder:
-            raise ValueError(
-                "a decoder-only model has no encoder; use initial_state(batch_size=...)."
-            )
+            raise ValueError("a decoder-only model has no encoder; use "
+                             "initial_state(batch_size=...).")  # fmt: skip
         source = tf.convert_to_tensor(source, tf.int32)
         return self.encoder(source, training=False), tf.not_equal(source, 0)
 
     def initial_state(self, context=None, source_mask=None, batch_size=None) -> dict:
-        """Per-batch decoding state: context, its mask, cross and self caches.
-
-        For a decoder-only model pass `batch_size` instead of the context.
-        """
+        """Per-batch state: context, mask, cross and self caches (decoder-only: `batch_size`)."""
         state = {}
         if self.has_encoder:
             state = {"context": context, "source_mask": source_mask}
             batch_size = tf.shape(context)[0]
         if self.use_cache:
             dtype = self.embedding.compute_dtype
-            # One tensor per layer (a tuple, not a stacked tensor: stacking would copy
-            # every cache at every step).
+            # One tensor per layer (a tuple: stacking would copy every cache every step).
             if self.has_encoder:
                 state["cross"] = tuple(
                     layer.cross_attention_block.compute_cache(context) for layer in self.layers
                 )  # each (batch, 2, src_len, heads, key_dim)
                 dtype = state["cross"][0].dtype
-            shape = [batch_size, 2, self.max_length, self.num_heads, self.key_dim]
-            state["self"] = tuple(
-                tf.zeros(shape, dtype=dtype) for _ in self.layers
-            )  # each (batch, 2, max_length, heads, key_dim)
+            shape = [batch_size, 2, self.max_length, self.num_heads, self.key_dim]  # each layer's
+            state["self"] = tuple(tf.zeros(shape, dtype=dtype) for _ in self.layers)
         return state
 
     def _project(self, x):
-        if self.final_norm is not None:
-            x = self.final_norm(x)
-        if self.output_layer is None:
+        x = x if self.final_norm is None else self.final_norm(x)
+        if self.output_layer is None:  # tied: the token matrix is the output projection
             return self.embedding(x, reverse=True)
         return self.output_layer(x)
 
@@ -165,22 +116,18 @@ class IncrementalDecoder:
         """Logits `(batch, vocab)` for position `index + 1`, given `tokens[:, :index + 1]`.
 
         Args:
-            tokens: int32 `(batch, max_length)` buffer, `[START]` first, tokens
-                after `index` ignored.
+            tokens: int32 `(batch, max_length)`, `[START]` first, after `index` ignored.
             index: position of the newest token (int or scalar tensor).
             state: from `initial_state`, or a previous `step`.
 
         Returns:
-            `(logits, state)`; logits are float32.
+            `(logits, state)`, logits float32.
         """
         tokens = tf.convert_to_tensor(tokens, tf.int32)
-        context = state.get("context")
-        source_mask = state.get("source_mask")
+        context, source_mask = state.get("context"), state.get("source_mask")
         if not self.use_cache:
-            if self.static_shapes:
-                prefix = tokens  # (batch, max_length): XLA needs one fixed shape
-            else:
-                prefix = tokens[:, : index + 1]  # (batch, index + 1)
+            # (batch, max_length) under XLA (one fixed shape), else (batch, index + 1)
+            prefix = tokens if self.static_shapes else tokens[:, : index + 1]
             x = self.embedding(prefix)  # (batch, prefix_len, d_model)
             for layer in self.layers:
                 x = layer(x, context, context_padding_mask=source_mask, training=False)
@@ -191,24 +138,18 @@ class IncrementalDecoder:
         caches = []
         for i, layer in enumerate(self.layers):
             full = state["self"][i]  # (batch, 2, max_length, heads, key_dim)
-            # Without XLA the step attends over the index + 1 positions filled so
-            # far, not the whole buffer; XLA needs the buffer's one static shape.
+            # Attend over the index + 1 positions filled so far (XLA: the whole static buffer).
             cache = full if self.static_shapes else full[:, :, : index + 1]
+            cross = state["cross"][i] if self.has_encoder else None
             x, cache = layer(
-                x,
-                None,
-                context_padding_mask=source_mask,
-                self_attention_cache=cache,
-                cross_attention_cache=state["cross"][i] if self.has_encoder else None,
-                cache_update_index=index,
-                training=False,
-            )
+                x, None, context_padding_mask=source_mask, self_attention_cache=cache,
+                cross_attention_cache=cross, cache_update_index=index, training=False,
+            )  # fmt: skip
             if not self.static_shapes:
                 cache = tf.concat([cache, full[:, :, index + 1 :]], axis=2)
                 cache.set_shape(full.shape)  # what the concat cannot know statically
             caches.append(cache)
-        state = dict(state, self=tuple(caches))
-        return self._project(x)[:, 0], state
+        return self._project(x)[:, 0], dict(state, self=tuple(caches))
 
     @staticmethod
     def reorder(state: dict, indices) -> dict:

@@ -17,22 +17,15 @@ from keras_transformer.layers.sequence_pooling import SequencePooling
 class SentenceEncoder:
     """Strings -> unit-length sentence vectors; ranks candidates by cosine similarity.
 
-    The encoder gives every position a vector of the whole sentence (no causal
-    mask); pooling them (`"mean"` over real tokens, or `"cls"`: the `[START]`
-    position) gives one vector per sentence. Vectors are L2-normalized, so the
-    dot product of two is their cosine similarity.
-
     Args:
-        encoder: a model mapping ids `(batch, seq_len)` to `(batch, seq_len, d_model)`,
-            such as `build_encoder` (or the encoder of `train_dual_encoder`).
+        encoder: ids `(batch, seq_len)` -> `(batch, seq_len, d_model)`, e.g. `build_encoder`.
         tokenizer: the `WordPieceTokenizer` the encoder was trained with.
-        pooling: `"mean"` or `"cls"`.
+        pooling: `"mean"` over real tokens or `"cls"` (the `[START]` position).
         max_length: longest tokenized sentence, `[START]` and `[END]` included.
         batch_size: sentences embedded per forward pass.
 
     Example:
 
-    >>> from keras_transformer.data import WordPieceTokenizer
     >>> from keras_transformer.models import build_encoder
     >>> tokenizer = WordPieceTokenizer.learn(["one two three", "four five"], 40)
     >>> encoder = build_encoder(tokenizer.vocab_size, num_layers=1, d_model=8, num_heads=2, dff=16)
@@ -44,41 +37,23 @@ class SentenceEncoder:
     """
 
     def __init__(
-        self,
-        encoder: keras.Model,
-        tokenizer,
-        *,
-        pooling: str = "mean",
-        max_length: int = 64,
+        self, encoder: keras.Model, tokenizer, *, pooling: str = "mean", max_length: int = 64,
         batch_size: int = 256,
-    ) -> None:
+    ) -> None:  # fmt: skip
         if pooling not in SequencePooling.MODES:
-            raise ValueError(
-                f"pooling must be one of {SequencePooling.MODES}; received pooling={pooling!r}."
-            )
+            raise ValueError(f"pooling must be one of {SequencePooling.MODES}; received "
+                             f"pooling={pooling!r}.")  # fmt: skip
         if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 3:
-            raise ValueError(
-                f"max_length={max_length!r} must be an int >= 3 ([START], a token, [END])."
-            )
-        self.encoder = encoder
-        self.tokenizer = tokenizer
-        self.pooling = pooling
-        self.max_length = max_length
-        self.batch_size = batch_size
+            raise ValueError(f"max_length={max_length!r} must be an int >= 3 ([START], a token, "
+                             f"[END]).")  # fmt: skip
+        self.encoder, self.tokenizer, self.pooling = encoder, tokenizer, pooling
+        self.max_length, self.batch_size = max_length, batch_size
         self._pool = SequencePooling(pooling)
 
     def embed(self, texts: str | Sequence[str]) -> np.ndarray:
-        """Unit-length vectors of `texts`.
-
-        Args:
-            texts: one string or a sequence of strings.
-
-        Returns:
-            float32 `(len(texts), d_model)` (`(1, d_model)` for one string).
-        """
-        if isinstance(texts, str):
-            texts = [texts]
-        texts = list(texts)
+        """Unit-length vectors of `texts` (one string or a sequence of strings):
+        float32 `(len(texts), d_model)` (`(1, d_model)` for one string)."""
+        texts = [texts] if isinstance(texts, str) else list(texts)
         if not texts:
             raise ValueError("texts is empty; pass at least one string to embed.")
         chunks = []
@@ -89,11 +64,9 @@ class SentenceEncoder:
             states = self.encoder(ids, training=False)  # (batch, seq_len, d_model)
             if isinstance(states, dict):
                 states = states["output"]
-            pooled = np.asarray(self._pool(states, padding_mask=np.asarray(ids) != 0))
-            chunks.append(pooled)
+            chunks.append(np.asarray(self._pool(states, padding_mask=np.asarray(ids) != 0)))
         vectors = np.concatenate(chunks).astype("float32")  # (n, d_model)
-        norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
-        return vectors / np.maximum(norms, 1e-12)
+        return vectors / np.maximum(np.linalg.norm(vectors, axis=-1, keepdims=True), 1e-12)
 
     def similarity(self, queries: str | Sequence[str], candidates: Sequence[str]) -> np.ndarray:
         """Cosine similarities `(len(queries), len(candidates))`."""
@@ -102,16 +75,8 @@ class SentenceEncoder:
     def rank(
         self, query: str, candidates: Sequence[str], top_k: int | None = None
     ) -> list[tuple[int, float]]:
-        """Candidates most similar to `query`, best first.
-
-        Args:
-            query: one string.
-            candidates: the strings to search.
-            top_k: keep this many (all by default).
-
-        Returns:
-            `[(candidate index, cosine similarity), ...]`, highest similarity first.
-        """
+        """`[(candidate index, cosine similarity), ...]` of the `top_k` (default: all)
+        candidates most similar to `query`, best first."""
         scores = self.similarity(query, candidates)[0]
         order = np.argsort(-scores, kind="stable")[:top_k]
         return [(int(i), float(scores[i])) for i in order]
@@ -124,7 +89,6 @@ def retrieval_accuracy(
 
     Example:
 
-    >>> from keras_transformer.data import WordPieceTokenizer
     >>> from keras_transformer.models import build_encoder
     >>> tokenizer = WordPieceTokenizer.learn(["a b", "c d"], 30)
     >>> search = SentenceEncoder(build_encoder(tokenizer.vocab_size, num_layers=1, d_model=8,
@@ -133,39 +97,26 @@ def retrieval_accuracy(
     1.0
     """
     if len(queries) != len(targets):
-        raise ValueError(
-            f"queries and targets must pair up; received {len(queries)} queries and "
-            f"{len(targets)} targets."
-        )
+        raise ValueError(f"queries and targets must pair up; received {len(queries)} queries and "
+                         f"{len(targets)} targets.")  # fmt: skip
     nearest = encoder.similarity(queries, targets).argmax(axis=1)
     return float(np.mean(nearest == np.arange(len(queries))))
 
 
 def load_sentence_encoder(run_dir: str) -> SentenceEncoder:
-    """The `SentenceEncoder` of a `keras-transformer train --architecture dual-encoder` run.
-
-    Args:
-        run_dir: the run directory (`model.keras`, `tokenizers/joint/`, `config.json`).
-
-    Returns:
-        A `SentenceEncoder` over the trained shared encoder, with the run's
-        pooling and `max_length`.
-    """
+    """The `SentenceEncoder` (trained encoder, the run's pooling and `max_length`) of a
+    `keras-transformer train --architecture dual-encoder` run directory."""
     paths = [os.path.join(run_dir, name) for name in ("config.json", "model.keras")]
     missing = [os.path.basename(p) for p in paths if not os.path.isfile(p)]
     if missing:
-        raise FileNotFoundError(
-            f"{run_dir} is not a finished dual-encoder run directory (missing {missing})."
-        )
+        raise FileNotFoundError(f"{run_dir} is not a finished dual-encoder run directory (missing "
+                                f"{missing}).")  # fmt: skip
     with open(paths[0]) as handle:
         config = json.load(handle)
     if config.get("architecture") != "dual-encoder":
         raise ValueError(f"{run_dir} is not a dual-encoder run (config.json architecture).")
     model = keras.models.load_model(paths[1], safe_mode=True)
     tokenizer = WordPieceTokenizer.load(os.path.join(run_dir, "tokenizers", "joint"))
-    return SentenceEncoder(
-        model.get_layer("sentence_encoder"),
-        tokenizer,
-        pooling=config.get("pooling", "mean"),
-        max_length=config["max_length"],
-    )
+    encoder = model.get_layer("sentence_encoder")
+    pooling, max_length = config.get("pooling", "mean"), config["max_length"]
+    return SentenceEncoder(encoder, tokenizer, pooling=pooling, max_length=max_length)

@@ -21,38 +21,23 @@ logger = logging.getLogger(__name__)
 def check_beam_size(beam_size) -> int:
     """Return `beam_size` if it is an integer >= 1, else raise `ValueError`."""
     if not _is_int(beam_size) or beam_size < 1:
-        raise ValueError(
-            f"beam_size must be an integer >= 1 (1 = greedy search); received "
-            f"beam_size={beam_size!r}."
-        )
+        raise ValueError(f"beam_size must be an integer >= 1 (1 = greedy search); received "
+                         f"beam_size={beam_size!r}.")  # fmt: skip
     return int(beam_size)
 
 
 class Translator(tf.Module):
     """Translate a batch of strings with a trained model and its tokenizers.
 
-    Tokenization, the encoder, the search (greedy or beam) and
-    detokenization all run as TensorFlow ops inside one `tf.function` per
-    search kind, so the same code is exported for TF Serving. With
-    `jit_compile=True` only the ids -> ids part (encoder and search) is
-    compiled with XLA; the string ops of tokenization and detokenization have
-    no XLA kernels and run around it. Inputs longer than `max_length` tokens
-    are truncated (with a warning); characters the vocabulary does not know
-    become `[UNK]`. An input with no tokens (empty or whitespace-only)
-    translates to the empty string `""` (its row of ids is all 0), here and
-    in the exported SavedModel alike.
+    Tokenization, search and detokenization run in one `tf.function` (as exported for
+    TF Serving); longer inputs are truncated with a warning; empty ones give `""`.
 
     Args:
         model: a `build_transformer` model.
         source_tokenizer, target_tokenizer: `WordPieceTokenizer`s of the run.
-        max_length: tokens per sequence, `[START]` and `[END]` included (the
-            training `max_length`): at least 3 and at most the model's
-            position table (the `max_length` it was built with).
-        use_cache: decode with the key/value cache (fast) or re-run the decoder
-            on the prefix generated so far at every step (plain, for comparison;
-            under XLA on the whole `max_length` buffer, as XLA needs static
-            shapes).
-        jit_compile: compile the encoder and search (ids -> ids) with XLA.
+        max_length: tokens per sequence with `[START]` and `[END]` (the run's), in [3, positions].
+        use_cache: decode with the key/value cache, or re-run the decoder per step.
+        jit_compile: compile the ids -> ids search with XLA (string ops stay outside).
 
     Call arguments:
         texts: a list of strings.
@@ -76,146 +61,92 @@ class Translator(tf.Module):
     """
 
     def __init__(
-        self,
-        model: keras.Model,
-        source_tokenizer: WordPieceTokenizer,
-        target_tokenizer: WordPieceTokenizer,
-        *,
-        max_length: int = 64,
-        use_cache: bool = True,
+        self, model: keras.Model, source_tokenizer: WordPieceTokenizer,
+        target_tokenizer: WordPieceTokenizer, *, max_length: int = 64, use_cache: bool = True,
         jit_compile: bool = False,
-    ):
+    ):  # fmt: skip
         super().__init__(name="translator")
         if not _is_int(max_length) or max_length < 3:
-            raise ValueError(
-                f"max_length must be an integer >= 3 ([START], one token, [END]); received "
-                f"max_length={max_length!r}. Omit it to use the run's max_length."
-            )
-        self.model = model
-        self.source_tokenizer = source_tokenizer
-        self.target_tokenizer = target_tokenizer
-        self.max_length = max_length = int(max_length)
-        self.use_cache = use_cache
-        self.jit_compile = bool(jit_compile)
+            raise ValueError(f"max_length must be an integer >= 3 ([START], one token, [END]); "
+                             f"received max_length={max_length!r}. Omit it to use the run's "
+                             f"max_length.")  # fmt: skip
+        self.model, self.use_cache, self.jit_compile = model, use_cache, bool(jit_compile)
+        self.source_tokenizer, self.target_tokenizer = source_tokenizer, target_tokenizer
+        self.max_length = int(max_length)
         # Checks max_length against the model's position table, before any tracing.
-        self.decoder = IncrementalDecoder(model, max_length, use_cache=use_cache)
+        self.decoder = self._make_decoder()
         self._static_decoder = None  # the fixed-shape decoder XLA compiles, made on demand
-        self._searches = {}
-        self._resized = {}
+        self._searches, self._resized = {}, {}
 
     @classmethod
     def from_run_dir(
-        cls,
-        run_dir: str | os.PathLike,
-        *,
-        use_cache: bool = True,
-        max_length: int | None = None,
-        jit_compile: bool = False,
-    ) -> Translator:
-        """Load `model.keras`, the tokenizers and `max_length` of a training run.
-
-        `max_length=None` uses the run's `config.json` (else the model's
-        position table); other arguments as in the constructor. A decoder-only
-        run (`config.json`'s `architecture`, tokenizer in `tokenizers/joint`)
-        gives a `PrefixTranslator`.
-        """
+        cls, run_dir: str | os.PathLike, *, use_cache: bool = True,
+        max_length: int | None = None, jit_compile: bool = False,
+    ) -> Translator:  # fmt: skip
+        """Load `model.keras`, the tokenizers and `max_length` (`None`: the run's) of a
+        training run; a decoder-only run gives a `PrefixTranslator`."""
         run_dir = os.fspath(run_dir)
-        # the run's layout (config.json's architecture), missing or damaged files named
-        architecture, files = run_files(run_dir)
-        config_path = os.path.join(run_dir, "config.json")
-        config = {}
+        architecture, files = run_files(run_dir)  # missing or damaged files named
+        config_path, config = os.path.join(run_dir, "config.json"), {}
         if os.path.isfile(config_path):
             with open(config_path) as handle:
                 config = json.load(handle)
         try:
             model = keras.models.load_model(files["model"], safe_mode=True, compile=False)
         except Exception as error:  # corrupted or foreign file: say which and why
-            raise ValueError(
-                f"could not load {files['model']}: {type(error).__name__}: "
-                f"{str(error).splitlines()[0] if str(error) else ''}. Re-run training or "
-                "restore the file."
-            ) from error
+            raise ValueError(f"could not load {files['model']}: {type(error).__name__}: "
+                             f"{str(error).splitlines()[0] if str(error) else ''}. Re-run training "
+                             f"or restore the file.") from error  # fmt: skip
+        limit, options = position_limit(model), dict(use_cache=use_cache, jit_compile=jit_compile)
         if architecture == "decoder-only":
-            limit = position_limit(model)
-            return PrefixTranslator(
-                model,
-                WordPieceTokenizer.load(files["joint"]),
-                max_length=max_length
-                if max_length is not None
-                else config.get("max_length") or (limit // 2 if limit else 64),
-                use_cache=use_cache,
-                jit_compile=jit_compile,
-            )
-        return cls(
-            model,
-            WordPieceTokenizer.load(files["source"]),
-            WordPieceTokenizer.load(files["target"]),
-            max_length=max_length
-            if max_length is not None
-            else config.get("max_length") or position_limit(model) or 64,
-            use_cache=use_cache,
-            jit_compile=jit_compile,
-        )
-
-    def _decoder_for(self, jit: bool) -> IncrementalDecoder:
-        if not jit:
-            return self.decoder
-        if self._static_decoder is None:  # the fixed-shape decoder XLA compiles
-            self._static_decoder = self._make_decoder(static_shapes=True)
-        return self._static_decoder
+            if max_length is None:
+                max_length = config.get("max_length") or (limit // 2 if limit else 64)
+            tokenizer = WordPieceTokenizer.load(files["joint"])
+            return PrefixTranslator(model, tokenizer, max_length=max_length, **options)
+        if max_length is None:
+            max_length = config.get("max_length") or limit or 64
+        source, target = (WordPieceTokenizer.load(files[side]) for side in ("source", "target"))
+        return cls(model, source, target, max_length=max_length, **options)
 
     def _make_decoder(self, static_shapes: bool = False) -> IncrementalDecoder:
-        return IncrementalDecoder(
-            self.model, self.max_length, use_cache=self.use_cache, static_shapes=static_shapes
-        )
+        options = dict(use_cache=self.use_cache, static_shapes=static_shapes)
+        return IncrementalDecoder(self.model, self.max_length, **options)
 
-    def _encode(self, texts):
-        """Strings `(batch,)` -> the search's input ids `(batch, width)`, 0-padded."""
+    def _encode(self, texts):  # strings (batch,) -> the search's ids (batch, width), 0-padded
         return encode_source(texts, self.source_tokenizer, self.max_length)
 
-    def _output_ids(self, source, beam_size: int, alpha: float, decoder):
-        """The search's input ids -> the ids to detokenize `(batch, max_length - 1)`."""
+    def _output_ids(self, source, beam_size: int, alpha: float, decoder):  # -> ids to detokenize
         return self._search_ids(source, beam_size, alpha, decoder)
 
     def _search_ids(self, source, beam_size: int, alpha: float, decoder: IncrementalDecoder):
-        """Framed source ids `(batch, src_len)` -> generated ids `(batch, max_length - 1)`.
-
-        Rows whose source has no tokens (`[START] [END]` only) come back all 0,
-        which detokenizes to "".
-        """
-        start, end = self.target_tokenizer.start_id, self.target_tokenizer.end_id
+        """Framed source ids -> generated ids `(batch, max_length - 1)`; all 0 for a
+        source with no tokens (`[START] [END]` only), which detokenizes to ""."""
+        tok = self.target_tokenizer
+        ids = dict(start_id=tok.start_id, end_id=tok.end_id)
         if beam_size == 1:
-            tokens = greedy_search(decoder, source, start_id=start, end_id=end)
+            tokens = greedy_search(decoder, source, **ids)
         else:
-            tokens = beam_search(
-                decoder, source, start_id=start, end_id=end, beam_size=beam_size, alpha=alpha
-            )
+            tokens = beam_search(decoder, source, beam_size=beam_size, alpha=alpha, **ids)
         blank = tf.reduce_sum(tf.cast(tf.not_equal(source, 0), tf.int32), axis=1) <= 2  # (batch,)
         return tf.where(blank[:, None], tf.zeros_like(tokens), tokens)
 
     def search_function(self, beam_size: int = 1, alpha: float = 0.6, jit_compile=None):
-        """The `tf.function` strings `(batch,)` -> translations `(batch,)`.
-
-        `jit_compile=None` uses the translator's setting; the export passes
-        False, since TF Serving runs without XLA by default. With XLA, only the
-        ids -> ids search is compiled (a nested `tf.function(jit_compile=True)`);
-        tokenization and detokenization stay outside it.
-        """
+        """The `tf.function` strings `(batch,)` -> translations `(batch,)`; `jit_compile=None`
+        uses the translator's setting (the export passes False, as TF Serving runs without XLA)."""
         beam_size = check_beam_size(beam_size)
         jit = self.jit_compile if jit_compile is None else bool(jit_compile)
         key = (beam_size, float(alpha), jit)
         if key not in self._searches:
-            decoder = self._decoder_for(jit)
+            if jit and self._static_decoder is None:  # the fixed-shape decoder XLA compiles
+                self._static_decoder = self._make_decoder(static_shapes=True)
+            decoder = self._static_decoder if jit else self.decoder
 
             def search_ids(source):
                 return self._output_ids(source, key[0], key[1], decoder)
 
             if jit:
-                search_ids = tf.function(
-                    search_ids,
-                    input_signature=[tf.TensorSpec([None, None], tf.int32)],
-                    jit_compile=True,
-                )
+                spec = [tf.TensorSpec([None, None], tf.int32)]
+                search_ids = tf.function(search_ids, input_signature=spec, jit_compile=True)
 
             def translate(texts):
                 source = self._encode(texts)
@@ -224,14 +155,12 @@ class Translator(tf.Module):
                     source = tf.pad(source, [[0, 0], [0, width]])
                 return self.target_tokenizer.detokenize(search_ids(source))
 
-            self._searches[key] = tf.function(
-                translate, input_signature=[tf.TensorSpec([None], tf.string)]
-            )
+            spec = [tf.TensorSpec([None], tf.string)]
+            self._searches[key] = tf.function(translate, input_signature=spec)
         return self._searches[key]
 
     def translate_tokens(self, texts: Sequence[str], beam_size: int = 1, alpha: float = 0.6):
-        """Generated target ids `(batch, max_length - 1)` (END included, 0 after;
-        all 0 for an input with no tokens). Runs eagerly, without XLA."""
+        """Generated target ids `(batch, max_length - 1)` (END included, 0 after), eagerly."""
         beam_size = check_beam_size(beam_size)
         source = self._encode(tf.constant(list(texts), tf.string))
         return self._output_ids(source, beam_size, alpha, self.decoder).numpy()
@@ -240,9 +169,8 @@ class Translator(tf.Module):
         self, texts: Sequence[str], beam_size: int = 1, alpha: float = 0.6, max_length=None
     ) -> list[str]:
         if isinstance(texts, str):
-            raise TypeError(
-                "texts must be a list of strings; received one string. Wrap it: translator([text])."
-            )
+            raise TypeError("texts must be a list of strings; received one string. Wrap it: "
+                            "translator([text]).")  # fmt: skip
         check_beam_size(beam_size)
         if max_length is not None and max_length != self.max_length:
             if max_length not in self._resized:
@@ -261,7 +189,6 @@ class Translator(tf.Module):
         return [t.decode("utf-8") for t in outputs.numpy()[:rows]]
 
     def _resized_copy(self, max_length: int) -> Translator:
-        """This translator at another `max_length` (same model, tokenizers and settings)."""
         return Translator(
             self.model, self.source_tokenizer, self.target_tokenizer, max_length=max_length,
             use_cache=self.use_cache, jit_compile=self.jit_compile,
@@ -271,28 +198,16 @@ class Translator(tf.Module):
         lengths = self.source_tokenizer.tokenize(tf.constant(texts)).row_lengths().numpy()
         too_long = [i for i, n in enumerate(lengths) if n + 2 > self.max_length]
         if too_long:
-            logger.warning(
-                "%d input(s) longer than max_length=%d tokens were truncated (first index %d).",
-                len(too_long),
-                self.max_length,
-                too_long[0],
-            )
+            logger.warning("%d input(s) longer than max_length=%d tokens were truncated (first "
+                           "index %d).", len(too_long), self.max_length, too_long[0])  # fmt: skip
 
 
 class _PrefixDecoder:
-    """An `IncrementalDecoder` of a decoder-only model, seen by the searches as an
-    encoder-decoder one: the "source" is the prompt `[START] source [SEP]`.
-
-    `encode` hands the prompt through; `step` forces the prompt's tokens (their
-    logits become 0 for the prompt token and -1e9 for every other, so greedy and
-    beam search copy them at no cost) and leaves the model's logits after it.
-    The search loops stay the package's one set (`greedy_search`, `beam_search`,
-    both on `continue_tokens`'s step).
-    """
+    """A decoder-only `IncrementalDecoder` as an encoder-decoder one whose "source" is the
+    prompt: `step` forces it (logit 0 for its token, -1e9 for others: copied at no cost)."""
 
     def __init__(self, decoder: IncrementalDecoder):
-        self.decoder = decoder
-        self.max_length = decoder.max_length
+        self.decoder, self.max_length = decoder, decoder.max_length
 
     def encode(self, prompt):
         prompt = tf.convert_to_tensor(prompt, tf.int32)
@@ -317,77 +232,43 @@ class _PrefixDecoder:
 class PrefixTranslator(Translator):
     """`Translator` of a decoder-only run: the continuation of `[START] source [SEP]`.
 
-    The model (`build_language_model`, trained by `train --architecture
-    decoder-only` on "source [SEP] target") reads the prompt, then greedy or
-    beam search continues it up to `[END]`, at most `max_length - 1` tokens
-    (`[END]` included), like the encoder-decoder's target. The searches are the
-    encoder-decoder ones (`_PrefixDecoder` forces the prompt), so calls, the
-    `search_function`, `translate_tokens` and the export behave as for
-    `Translator`; an input with no tokens translates to `""`. Beam search's
-    length penalty counts the prompt's positions too.
+    The model (trained on "source [SEP] target") reads the prompt, then the search
+    continues it up to `[END]`, at most `max_length - 1` tokens; otherwise as
+    `Translator` (beam search's length penalty counts the prompt's positions too).
 
     Args:
-        model: a `build_language_model` model; its position table must hold
-            `2 * max_length - 1` positions (the prompt and the continuation).
+        model: a `build_language_model` model with `2 * max_length - 1` positions.
         tokenizer: the run's joint `WordPieceTokenizer`.
         max_length: tokens per framed side (the training `max_length`).
         use_cache, jit_compile: as for `Translator`.
     """
 
     def __init__(
-        self,
-        model: keras.Model,
-        tokenizer: WordPieceTokenizer,
-        *,
-        max_length: int = 64,
-        use_cache: bool = True,
-        jit_compile: bool = False,
-    ):
-        tf.Module.__init__(self, name="translator")
-        if not _is_int(max_length) or max_length < 3:
-            raise ValueError(
-                f"max_length must be an integer >= 3 ([START], one token, [END]); received "
-                f"max_length={max_length!r}. Omit it to use the run's max_length."
-            )
-        limit = position_limit(model)
-        if limit is not None and 2 * max_length - 1 > limit:
-            raise ValueError(
-                f"max_length={max_length} needs {2 * max_length - 1} positions (prompt and "
-                f"continuation) but the model's position table has {limit}; pass max_length "
-                f"<= {(limit + 1) // 2}."
-            )
-        self.model = model
-        self.source_tokenizer = self.target_tokenizer = tokenizer
-        self.max_length = max_length = int(max_length)
-        self.use_cache = use_cache
-        self.jit_compile = bool(jit_compile)
-        self.decoder = self._make_decoder()
-        self._static_decoder = None
-        self._searches = {}
-        self._resized = {}
+        self, model: keras.Model, tokenizer: WordPieceTokenizer, *, max_length: int = 64,
+        use_cache: bool = True, jit_compile: bool = False,
+    ):  # fmt: skip
+        options = dict(max_length=max_length, use_cache=use_cache, jit_compile=jit_compile)
+        super().__init__(model, tokenizer, tokenizer, **options)
 
     def _make_decoder(self, static_shapes: bool = False) -> _PrefixDecoder:
-        return _PrefixDecoder(
-            IncrementalDecoder(
-                self.model, 2 * self.max_length - 1, use_cache=self.use_cache,
-                static_shapes=static_shapes,
-            )
-        )  # fmt: skip
+        limit, positions = position_limit(self.model), 2 * self.max_length - 1
+        if limit is not None and positions > limit:
+            raise ValueError(f"max_length={self.max_length} needs {positions} positions (prompt "
+                             f"and continuation) but the model's position table has {limit}; pass "
+                             f"max_length <= {(limit + 1) // 2}.")  # fmt: skip
+        options = dict(use_cache=self.use_cache, static_shapes=static_shapes)
+        return _PrefixDecoder(IncrementalDecoder(self.model, positions, **options))
 
     def _encode(self, texts):
-        """Strings `(batch,)` -> `[START] source [SEP]` ids `(batch, width)`, 0-padded."""
-        ids = self.source_tokenizer.tokenize(texts)[:, : self.max_length - 2]
-        ids = tf.cast(ids, tf.int32)
-        column = tf.ones([ids.nrows(), 1], tf.int32)
         tok = self.source_tokenizer
-        prompts = tf.concat([column * tok.start_id, ids, column * tok.sep_id], axis=1)
-        return prompts.to_tensor(default_value=0)
+        ids = tf.cast(tok.tokenize(texts)[:, : self.max_length - 2], tf.int32)
+        column = tf.ones([ids.nrows(), 1], tf.int32)  # [START] source [SEP], 0-padded
+        return tf.concat([column * tok.start_id, ids, column * tok.sep_id], 1).to_tensor(0)
 
     def _output_ids(self, prompts, beam_size: int, alpha: float, decoder):
-        """Prompt ids -> continuation ids `(batch, max_length - 1)`, `[END]` included."""
         generated = self._search_ids(prompts, beam_size, alpha, decoder)  # without [START]
         lengths = tf.reduce_sum(tf.cast(tf.not_equal(prompts, 0), tf.int32), axis=1)
-        # the continuation of row i starts at position lengths[i] (- 1 without [START])
+        # the continuation (batch, max_length - 1) of row i starts at lengths[i] - 1
         positions = lengths[:, None] - 1 + tf.range(self.max_length - 1)[None]
         return tf.gather(generated, positions, batch_dims=1)
 

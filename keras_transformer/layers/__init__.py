@@ -1,9 +1,4 @@
-"""Transformer layers, one public layer per file.
-
-Every layer is registered with
-`keras.saving.register_keras_serializable(package="keras_transformer")`, so
-models made of them load with `keras.models.load_model(path, safe_mode=True)`.
-"""
+"""Transformer layers, one public layer per file, each registered for `safe_mode=True` loading."""
 
 from keras_transformer.layers.add_norm import AddNorm
 from keras_transformer.layers.apply_padding_mask import ApplyPaddingMask

@@ -1,7 +1,5 @@
 """Residual connection and layer normalization (section 3.1 of the paper)."""
 
-from __future__ import annotations
-
 import keras
 
 
@@ -9,42 +7,27 @@ import keras
 class AddNorm(keras.layers.Layer):
     r"""$\mathrm{LayerNorm}(x + \mathrm{Sublayer}(x))$, or the pre-LN $x + \mathrm{Sublayer}(\mathrm{LayerNorm}(x))$.
 
-    Every sub-layer of the Transformer is wrapped in a residual connection
-    followed by layer normalization (post-LN, the paper's choice, the default).
-    With `norm_first=True` the normalization moves in front of the sub-layer
-    (pre-LN), which trains more stably in deep stacks without warm-up; the
-    stack then needs one final `LayerNormalization`, which the builders add.
-
-    Usage inside a block:
-
-        h = add_norm.normalize_input(x)   # LayerNorm(x) if pre-LN, else x
-        y = sublayer(h)
-        out = add_norm(x, y)              # LayerNorm(x + y) if post-LN, else x + y
+    Section 3.1. Usage: `out = add_norm(x, sublayer(add_norm.normalize_input(x)))`.
 
     Masking: element-wise, so the mask of `inputs` passes through unchanged.
 
     Args:
-        norm_first: pre-LN instead of post-LN.
-        epsilon: LayerNorm's epsilon.
+        norm_first, epsilon: pre-LN (stabler when deep) instead of post-LN; LayerNorm's epsilon.
 
     Call arguments:
-        inputs: the residual stream `x`, `(batch, seq_len, d_model)`.
-        sublayer_output: the sub-layer's output, same shape.
+        inputs, sublayer_output: the residual stream `x` `(batch, seq_len, d_model)`, sublayer(x).
 
     Returns:
         `(batch, seq_len, d_model)`.
 
     Example:
-
     >>> import numpy as np
     >>> x = np.random.rand(2, 3, 4).astype("float32")
-    >>> out = AddNorm()(x, x)
-    >>> np.allclose(np.asarray(out).mean(-1), 0.0, atol=1e-5)
+    >>> np.allclose(np.asarray(AddNorm()(x, x)).mean(-1), 0.0, atol=1e-5)
     True
 
     Reference:
-        Vaswani et al., 2017, section 3.1; Xiong et al., "On Layer
-        Normalization in the Transformer Architecture", 2020 (pre-LN).
+        Vaswani et al., 2017, section 3.1; Xiong et al., 2020 (pre-LN).
     """
 
     def __init__(self, norm_first: bool = False, epsilon: float = 1e-6, **kwargs):
@@ -68,6 +51,4 @@ class AddNorm(keras.layers.Layer):
         return total if self.norm_first else self.layer_norm(total)
 
     def get_config(self):
-        config = super().get_config()
-        config.update({"norm_first": self.norm_first, "epsilon": self.epsilon})
-        return config
+        return {**super().get_config(), "norm_first": self.norm_first, "epsilon": self.epsilon}

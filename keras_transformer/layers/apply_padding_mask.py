@@ -1,7 +1,5 @@
 """Zeroing the vectors of padded positions (for layers with no notion of a mask)."""
 
-from __future__ import annotations
-
 import keras
 from keras import ops
 
@@ -10,14 +8,8 @@ from keras import ops
 class ApplyPaddingMask(keras.layers.Layer):
     """Sets the vectors of padded positions to zero.
 
-    A convolution mixes each position with its neighbours and has no notion of
-    a mask, so a CNN encoder zeroes the padded positions before every
-    convolution: a real position next to the end of the sentence then sees
-    zeros whether the sentence was padded or not (the same zeros that
-    `padding="same"` adds at the border), and its output does not depend on
-    how much padding follows.
-
-    Masking: the mask is an explicit call argument; the output carries no mask.
+    A CNN encoder does so before every convolution (which knows no masks), so real
+    positions see the same zeros as at the border. Masking: explicit; none on the output.
 
     Call arguments:
         inputs: `(batch, seq_len, dim)`.
@@ -27,16 +19,14 @@ class ApplyPaddingMask(keras.layers.Layer):
         `(batch, seq_len, dim)`, zero where `padding_mask` is `False`.
 
     Example:
-
     >>> import numpy as np
-    >>> x = np.ones((1, 3, 2), "float32")
-    >>> np.asarray(ApplyPaddingMask()(x, padding_mask=np.array([[True, True, False]])))[0].tolist()
+    >>> out = ApplyPaddingMask()(np.ones((1, 3, 2)), padding_mask=np.array([[True, True, False]]))
+    >>> np.asarray(out)[0].tolist()
     [[1.0, 1.0], [1.0, 1.0], [0.0, 0.0]]
     """
 
     def call(self, inputs, padding_mask):
-        keep = ops.cast(ops.expand_dims(padding_mask, -1), inputs.dtype)  # (batch, seq_len, 1)
-        return inputs * keep
+        return inputs * ops.cast(ops.expand_dims(padding_mask, -1), inputs.dtype)
 
     def compute_output_shape(self, inputs_shape, padding_mask_shape=None):
         return inputs_shape

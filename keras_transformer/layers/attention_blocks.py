@@ -1,11 +1,4 @@
-"""Self-attention (global or causal) and cross-attention sub-layers.
-
-Each block is one sub-layer of the paper's encoder or decoder: multi-head
-attention, dropout on its output, then the residual connection and layer
-normalization of `AddNorm` (section 3.1 and 5.4 of the paper).
-"""
-
-from __future__ import annotations
+"""Self- and cross-attention sub-layers: attention, dropout, then `AddNorm` (3.1, 5.4)."""
 
 import keras
 from keras import ops
@@ -16,7 +9,7 @@ from keras_transformer.layers.attention import MultiHeadAttention
 
 
 class _AttentionBlock(keras.layers.Layer):
-    """Shared constructor, build and config of the two attention blocks."""
+    """Shared constructor, build, call and config of the two attention blocks."""
 
     def __init__(
         self,
@@ -33,90 +26,75 @@ class _AttentionBlock(keras.layers.Layer):
             check_positive_int("key_dim", key_dim)
         check_rate("dropout", dropout)
         check_rate("attention_dropout", attention_dropout)
-        self.num_heads = num_heads
-        self.key_dim = key_dim
-        self.dropout = dropout
-        self.attention_dropout = attention_dropout
-        self.norm_first = norm_first
+        self.num_heads, self.key_dim, self.norm_first = num_heads, key_dim, norm_first
+        self.dropout, self.attention_dropout = dropout, attention_dropout
         self.supports_masking = True
 
     def _build_block(self, input_shape, kv_shape):
-        d_model = input_shape[-1]
         key_dim = self.key_dim
         if key_dim is None:
-            check_divisible(d_model, self.num_heads)
-            key_dim = d_model // self.num_heads
+            check_divisible(input_shape[-1], self.num_heads)
+            key_dim = input_shape[-1] // self.num_heads
+        dtype = self.dtype_policy
         self.attention = MultiHeadAttention(
-            num_heads=self.num_heads,
-            key_dim=key_dim,
-            dropout=self.attention_dropout,
-            dtype=self.dtype_policy,
-            name="attention",
+            self.num_heads, key_dim, dropout=self.attention_dropout, dtype=dtype, name="attention"
         )
         self.attention.build(input_shape, kv_shape)
-        self.dropout_layer = keras.layers.Dropout(
-            self.dropout, dtype=self.dtype_policy, name="dropout"
-        )
-        self.add_norm = AddNorm(
-            norm_first=self.norm_first, dtype=self.dtype_policy, name="add_norm"
-        )
+        self.dropout_layer = keras.layers.Dropout(self.dropout, dtype=dtype, name="dropout")
+        self.add_norm = AddNorm(norm_first=self.norm_first, dtype=dtype, name="add_norm")
         self.add_norm.build(input_shape)
 
-    def _finish(self, inputs, attended, training):
-        return self.add_norm(inputs, self.dropout_layer(attended, training=training))
+    def _attend(self, inputs, value, padding_mask, training, causal, scores, cache, index=None):
+        """Attention over `value` (None: self) wrapped in Add & Norm; extra outputs follow."""
+        h = self.add_norm.normalize_input(inputs)
+        mask = None
+        if padding_mask is not None:
+            mask = ops.expand_dims(ops.cast(padding_mask, "bool"), 1)  # (batch, 1, kv_len)
+        results = self.attention(
+            h,
+            h if value is None else value,  # unused when a cache is given
+            attention_mask=mask,
+            return_attention_scores=scores,
+            training=training,
+            use_causal_mask=causal,
+            cache=cache,
+            cache_update_index=index,
+        )
+        results = results if isinstance(results, tuple) else (results,)
+        output = self.add_norm(inputs, self.dropout_layer(results[0], training=training))
+        return output if len(results) == 1 else (output, *results[1:])
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "num_heads": self.num_heads,
-                "key_dim": self.key_dim,
-                "dropout": self.dropout,
-                "attention_dropout": self.attention_dropout,
-                "norm_first": self.norm_first,
-            }
-        )
-        return config
+        names = ("num_heads", "key_dim", "dropout", "attention_dropout", "norm_first")
+        return {**super().get_config(), **{n: getattr(self, n) for n in names}}
 
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
 class SelfAttention(_AttentionBlock):
     """Self-attention sub-layer: every position attends to the sequence itself.
 
-    Global (encoder, `causal=False`): each position sees every real position,
-    before and after it. Causal (decoder, `causal=True`): position `t` sees only
-    positions `<= t`, so training with teacher forcing cannot peek at the
-    tokens it must predict (section 3.2.3).
+    Global (encoder) or `causal` (decoder: position `t` sees only `<= t`; 3.2.3).
 
-    Masking: pass `padding_mask` (bool `(batch, seq_len)`, `True` on real
-    tokens); padded keys get weight 0. Outputs at padded positions are
-    meaningless and must be ignored downstream (the loss masks them).
+    Masking: `padding_mask` gives padded keys weight 0; their outputs are meaningless.
 
     Args:
-        num_heads: attention heads.
-        key_dim: size per head; default `d_model // num_heads`.
-        dropout: dropout on the sub-layer output before the residual add.
-        attention_dropout: dropout on the attention weights.
-        norm_first: pre-LN instead of the paper's post-LN.
-        causal: apply the causal (look-ahead) mask.
+        num_heads, key_dim: attention heads; size per head (default `d_model // num_heads`).
+        dropout, attention_dropout: on the output before the residual add, on the weights.
+        norm_first, causal: pre-LN instead of post-LN; apply the causal (look-ahead) mask.
 
     Call arguments:
         inputs: `(batch, seq_len, d_model)`.
-        padding_mask: optional bool `(batch, kv_len)`.
-        training: whether dropout is active.
+        padding_mask, training: optional bool `(batch, kv_len)`; whether dropout is active.
         return_attention_scores: also return `(batch, num_heads, seq_len, kv_len)`.
-        cache, cache_update_index: key/value cache for step-by-step decoding,
-            see `MultiHeadAttention`; the cache is then returned last.
+        cache, cache_update_index: see `MultiHeadAttention`; the cache is returned last.
 
     Returns:
         `(batch, seq_len, d_model)`, plus the scores and/or the cache.
 
     Example:
-
     >>> import numpy as np
-    >>> block = SelfAttention(num_heads=2, causal=True)
     >>> x = np.random.rand(2, 5, 8).astype("float32")
-    >>> tuple(block(x, padding_mask=np.ones((2, 5), bool)).shape)
+    >>> tuple(SelfAttention(num_heads=2, causal=True)(x, padding_mask=np.ones((2, 5), bool)).shape)
     (2, 5, 8)
 
     Reference:
@@ -139,69 +117,40 @@ class SelfAttention(_AttentionBlock):
         cache=None,
         cache_update_index=None,
     ):
-        h = self.add_norm.normalize_input(inputs)
-        attention_mask = None
-        if padding_mask is not None:
-            attention_mask = ops.expand_dims(
-                ops.cast(padding_mask, "bool"), 1
-            )  # (batch, 1, kv_len)
-        results = self.attention(
-            h,
-            h,
-            attention_mask=attention_mask,
-            use_causal_mask=self.causal,
-            return_attention_scores=return_attention_scores,
-            training=training,
-            cache=cache,
-            cache_update_index=cache_update_index,
+        scores = return_attention_scores
+        return self._attend(
+            inputs, None, padding_mask, training, self.causal, scores, cache, cache_update_index
         )
-        if not isinstance(results, tuple):
-            results = (results,)
-        output = self._finish(inputs, results[0], training)
-        return output if len(results) == 1 else (output, *results[1:])
 
     def get_config(self):
-        config = super().get_config()
-        config.update({"causal": self.causal})
-        return config
+        return {**super().get_config(), "causal": self.causal}
 
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
 class CrossAttention(_AttentionBlock):
     """Cross-attention sub-layer: decoder positions attend to the encoder output.
 
-    Queries come from the decoder stream, keys and values from the encoder
-    output (`context`), so every target position can read any source position
-    (section 3.2.3, "encoder-decoder attention").
+    Section 3.2.3: queries from the decoder, keys and values from `context`.
 
-    Masking: pass `context_padding_mask` (bool `(batch, src_len)`, `True` on
-    real source tokens); padded source positions get weight 0, so appending
-    padding to the source does not change the result.
+    Masking: `context_padding_mask` (`True` on real tokens) gives padded sources weight 0.
 
     Args:
-        num_heads, key_dim, dropout, attention_dropout, norm_first: as in
-            `SelfAttention`.
+        num_heads, key_dim, dropout, attention_dropout, norm_first: as in `SelfAttention`.
 
     Call arguments:
         inputs: decoder stream `(batch, tgt_len, d_model)`.
-        context: encoder output `(batch, src_len, d_model)`; may be `None`
-            when `cache` holds its keys and values.
-        context_padding_mask: optional bool `(batch, src_len)`.
-        training: whether dropout is active.
+        context: encoder output `(batch, src_len, d_model)`; `None` with a `cache`.
+        context_padding_mask, training: optional bool `(batch, src_len)`; dropout active.
         return_attention_scores: also return `(batch, num_heads, tgt_len, src_len)`.
-        cache: precomputed keys and values of the context from
-            `compute_cache(context)`, shape `(batch, 2, src_len, num_heads, key_dim)`.
+        cache: `compute_cache(context)`, `(batch, 2, src_len, num_heads, key_dim)`.
 
     Returns:
         `(batch, tgt_len, d_model)`, plus the scores if asked.
 
     Example:
-
     >>> import numpy as np
-    >>> block = CrossAttention(num_heads=2)
-    >>> x = np.random.rand(2, 3, 8).astype("float32")
-    >>> context = np.random.rand(2, 6, 8).astype("float32")
-    >>> out, scores = block(x, context, return_attention_scores=True)
+    >>> x, context = np.random.rand(2, 3, 8), np.random.rand(2, 6, 8)
+    >>> out, scores = CrossAttention(num_heads=2)(x, context, return_attention_scores=True)
     >>> tuple(out.shape), tuple(scores.shape)
     ((2, 3, 8), (2, 2, 3, 6))
 
@@ -221,30 +170,14 @@ class CrossAttention(_AttentionBlock):
         return_attention_scores=False,
         cache=None,
     ):
-        h = self.add_norm.normalize_input(inputs)
-        attention_mask = None
-        if context_padding_mask is not None:
-            attention_mask = ops.expand_dims(ops.cast(context_padding_mask, "bool"), 1)
-        value = context if context is not None else h  # unused when a cache is given
-        results = self.attention(
-            h,
-            value,
-            attention_mask=attention_mask,
-            return_attention_scores=return_attention_scores,
-            training=training,
-            cache=cache,
+        results = self._attend(
+            inputs, context, context_padding_mask, training, False, return_attention_scores, cache
         )
-        if cache is not None:
-            results = results[:-1] if return_attention_scores else results[0]
-        if return_attention_scores:
-            return self._finish(inputs, results[0], training), results[1]
-        return self._finish(inputs, results, training)
+        if cache is None:
+            return results
+        return results[:2] if return_attention_scores else results[0]  # drop the cache
 
     def compute_cache(self, context):
-        """Keys and values of `context`, `(batch, 2, src_len, num_heads, key_dim)`.
-
-        Computed once per source batch and reused at every decoding step.
-        """
-        return ops.stack(
-            [self.attention.key_dense(context), self.attention.value_dense(context)], axis=1
-        )
+        """Keys and values of `context`, `(batch, 2, src_len, num_heads, key_dim)`, for reuse."""
+        attention = self.attention
+        return ops.stack([attention.key_dense(context), attention.value_dense(context)], axis=1)

@@ -1,7 +1,5 @@
 """Cosine similarities of every pair in a batch: the logits of in-batch negatives."""
 
-from __future__ import annotations
-
 import keras
 from keras import ops
 
@@ -20,7 +18,6 @@ class InBatchSimilarity(keras.layers.Layer):
         float32 logits `(batch, batch)`; row `i`'s right answer is column `i`.
 
     Example:
-
     >>> import numpy as np
     >>> x = np.array([[1.0, 0.0], [0.0, 2.0]], "float32")
     >>> np.asarray(InBatchSimilarity(temperature=1.0)([x, x])).tolist()
@@ -40,6 +37,4 @@ class InBatchSimilarity(keras.layers.Layer):
         return ops.matmul(left, ops.transpose(right)) / self.temperature  # (batch, batch)
 
     def get_config(self):
-        config = super().get_config()
-        config.update({"temperature": self.temperature})
-        return config
+        return {**super().get_config(), "temperature": self.temperature}

@@ -1,7 +1,5 @@
 """Explicit padding mask from token ids."""
 
-from __future__ import annotations
-
 import keras
 from keras import ops
 
@@ -10,12 +8,7 @@ from keras import ops
 class PaddingMask(keras.layers.Layer):
     """Boolean mask `ids != pad_id`, `True` on real tokens.
 
-    Keras can propagate a mask implicitly from `Embedding(mask_zero=True)`, but
-    that mask is dropped at run time by any layer without mask support (for
-    example after `keras.layers.Add`), which silently lets padding into the
-    attention. The models of this package therefore derive the padding mask
-    from the ids with this layer and pass it to every attention layer
-    explicitly.
+    The builders pass it explicitly: a propagated mask is lost by e.g. `Add`.
 
     Args:
         pad_id: the padding token id.
@@ -27,7 +20,6 @@ class PaddingMask(keras.layers.Layer):
         bool `(batch, seq_len)`.
 
     Example:
-
     >>> import numpy as np
     >>> np.asarray(PaddingMask()(np.array([[7, 2, 0, 0]]))).tolist()
     [[True, True, False, False]]
@@ -44,6 +36,4 @@ class PaddingMask(keras.layers.Layer):
         return keras.KerasTensor(inputs.shape, "bool")
 
     def get_config(self):
-        config = super().get_config()
-        config.update({"pad_id": self.pad_id})
-        return config
+        return {**super().get_config(), "pad_id": self.pad_id}

@@ -1,7 +1,5 @@
 """Pooling a sequence of vectors into one vector, ignoring padding."""
 
-from __future__ import annotations
-
 import keras
 from keras import ops
 
@@ -10,12 +8,8 @@ from keras import ops
 class SequencePooling(keras.layers.Layer):
     """`(batch, seq_len, d) -> (batch, d)` by the first token or a masked mean.
 
-    `"cls"` takes the vector at position 0: with a `[START]` (or `[CLS]`)
-    token first, the encoder learns to gather the sentence there, as in BERT.
-    `"mean"` averages the real positions only; padding does not dilute it.
-
     Args:
-        mode: `"cls"` or `"mean"`.
+        mode: `"cls"` (position 0: a `[START]`/`[CLS]` token) or `"mean"` (of real positions).
 
     Call arguments:
         inputs: `(batch, seq_len, d)`.
@@ -25,14 +19,11 @@ class SequencePooling(keras.layers.Layer):
         `(batch, d)`.
 
     Example:
-
     >>> import numpy as np
     >>> x = np.array([[[1.0], [3.0], [100.0]]], "float32")
     >>> mask = np.array([[True, True, False]])
-    >>> np.asarray(SequencePooling("mean")(x, padding_mask=mask)).tolist()
-    [[2.0]]
-    >>> np.asarray(SequencePooling("cls")(x)).tolist()
-    [[1.0]]
+    >>> [np.asarray(SequencePooling(m)(x, padding_mask=mask)).tolist() for m in ("mean", "cls")]
+    [[[2.0]], [[1.0]]]
     """
 
     MODES = ("cls", "mean")
@@ -49,14 +40,11 @@ class SequencePooling(keras.layers.Layer):
         if padding_mask is None:
             return ops.mean(inputs, axis=1)
         weights = ops.expand_dims(ops.cast(padding_mask, inputs.dtype), -1)  # (batch, seq_len, 1)
-        total = ops.sum(inputs * weights, axis=1)
         count = ops.maximum(ops.sum(weights, axis=1), ops.cast(1.0, inputs.dtype))
-        return total / count
+        return ops.sum(inputs * weights, axis=1) / count
 
     def compute_mask(self, inputs, mask=None):
         return None
 
     def get_config(self):
-        config = super().get_config()
-        config.update({"mode": self.mode})
-        return config
+        return {**super().get_config(), "mode": self.mode}

@@ -1,7 +1,4 @@
-"""Measurement behind `keras-transformer benchmark` and `keras-transformer compare`.
+"""Measurement behind `keras-transformer benchmark` (`harness`) and `compare` (`report`).
 
-Only those two commands and the scripts in `benchmarks/` import this
-subpackage; `import keras_transformer` and the library's own code never do.
-`harness` times training steps against peer implementations and decoding;
-`report` runs the Transformer-versus-RNN comparison and writes its report.
+Only those commands and `benchmarks/` import it; `import keras_transformer` never does.
 """

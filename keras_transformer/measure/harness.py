@@ -1,41 +1,31 @@
 """Training and decoding speed, measured so that ratios survive a noisy machine.
 
-The code behind `keras-transformer benchmark` and the scripts in `benchmarks/`.
-Every variant of a comparison is built in one process and timed round-robin:
-each repeat times a chunk of steps of every variant in turn, so a burst of load
-from another program slows all variants alike, and the ratios are taken repeat
-by repeat (the median of the per-repeat ratios is reported). A float32 matrix
-product runs in the same round-robin, so the model FLOPs utilisation (MFU) is
-measured against the peak the machine had *at the same time*.
+Behind `keras-transformer benchmark` and `benchmarks/`. All variants are built in one process
+and timed round-robin, so load from other programs slows all alike; ratios are medians of
+per-repeat ratios, and MFU divides by the peak of a float32 matmul timed in the same rounds.
 
-FLOPs of one training step (`transformer_step_flops`), counted on the padded
-shapes the hardware computes. A matrix product of `(m, k)` by `(k, n)` costs
-`2 m k n`. With `a = num_heads * key_dim` (the attention width; `d` in the
-paper, `num_heads * d` in the TensorFlow tutorial, whose heads are `d` wide):
+FLOPs of one training step (`transformer_step_flops`), on the padded shapes: a `(m, k)` by
+`(k, n)` product costs `2 m k n`. With `a = num_heads * key_dim` (the attention width; `d` in
+the paper, `num_heads * d` in the TensorFlow tutorial, whose heads are `d` wide):
 
-- per encoder layer and source token: `8 d a` (Q, K, V, O projections)
-  `+ 4 S a` (scores and weighted sum over `S` source positions)
-  `+ 4 d dff` (feed-forward);
-- per decoder layer and target token: `8 d a + 4 T a` (causal self-attention,
-  counted in full, as computed) `+ 4 d a + 4 S a` (cross-attention queries,
-  outputs, scores, sum) `+ 4 d dff`; plus `4 d a` per source token for the
-  cross-attention keys and values;
+- per encoder layer and source token: `8 d a` (Q, K, V, O) `+ 4 S a` (scores and weighted
+  sum over `S` source positions) `+ 4 d dff` (feed-forward);
+- per decoder layer and target token: `8 d a + 4 T a` (causal self-attention, counted in
+  full, as computed) `+ 4 d a + 4 S a` (cross-attention queries, outputs, scores, sum)
+  `+ 4 d dff`; plus `4 d a` per source token for the cross-attention keys and values;
 - the output projection: `2 d V` per target token.
 
-Embedding lookups, softmax, layer normalisation, dropout and the optimizer
-update are left out (elementwise work). The backward pass costs twice the
-forward pass, so a step is `3x` the forward FLOPs. MFU = step FLOPs / step time
-/ measured matmul peak.
-
-Peers share inputs, embeddings, output projection and dropout; only the blocks differ:
-`ours` (`build_transformer`), `keras_mha` (post-LN `keras.layers.MultiHeadAttention`
-blocks), `keras_hub` (KerasHub's blocks) and `tutorial` (`keras_mha` with heads
-`d_model` wide, as in the TensorFlow tutorial).
+Embeddings, softmax, layer norm, dropout and the optimizer update are left out (elementwise).
+Backward costs twice the forward: a step is `3x` the forward FLOPs. MFU = step FLOPs / step
+time / measured matmul peak. Peers share inputs, embeddings, output projection and dropout;
+only the blocks differ: `ours` (`build_transformer`), `keras_mha` (post-LN
+`keras.layers.MultiHeadAttention`), `keras_hub` (KerasHub's blocks), `tutorial` (`keras_mha`
+with heads `d_model` wide, as in the TensorFlow tutorial).
 """
 
 from __future__ import annotations
 
-import inspect
+import contextlib
 import json
 import os
 import platform
@@ -72,6 +62,7 @@ SIZES: dict[str, dict[str, int]] = {
 
 MODELS = ("ours", "keras_mha", "keras_hub", "tutorial")
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
+_BLOCKS = ("num_layers", "d_model", "num_heads", "dff")
 
 
 def machine_info() -> dict[str, Any]:
@@ -83,35 +74,24 @@ def machine_info() -> dict[str, Any]:
     ['cores', 'cpu', 'gpus']
     """
     cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        usable = os.cpu_count()
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as handle:
+        models = (line.split(":", 1)[1].strip() for line in handle if line.startswith("model name"))
+        cpu = next(models, cpu)
+    linux = hasattr(os, "sched_getaffinity")
+    usable = len(os.sched_getaffinity(0)) if linux else os.cpu_count()
     try:
         load = [round(x, 2) for x in os.getloadavg()]
     except OSError:
         load = None
-    gpus = []
-    for gpu in tf.config.list_physical_devices("GPU"):
-        details = tf.config.experimental.get_device_details(gpu)
-        gpus.append(details.get("device_name", gpu.name))
+    gpus = [
+        tf.config.experimental.get_device_details(gpu).get("device_name", gpu.name)
+        for gpu in tf.config.list_physical_devices("GPU")
+    ]
     return {
-        "cpu": cpu,
-        "cores": usable,
-        "gpus": gpus,
-        "load_average_1_5_15_min": load,
-        "python": platform.python_version(),
-        "tensorflow": tf.__version__,
+        "cpu": cpu, "cores": usable, "gpus": gpus, "load_average_1_5_15_min": load,
+        "python": platform.python_version(), "tensorflow": tf.__version__,
         "keras": keras.__version__,
-    }
+    }  # fmt: skip
 
 
 def describe_machine(info: dict[str, Any]) -> str:
@@ -125,17 +105,10 @@ def describe_machine(info: dict[str, Any]) -> str:
 
 
 def matmul_step(n: int = 1024, dtype: str = "float32") -> tuple[Callable[[], Any], float]:
-    """A compiled `(n, n) @ (n, n)` product and its FLOPs, `2 n^3`.
-
-    Timed next to the models, it gives the machine's matmul peak under the
-    same load (the denominator of MFU).
-    """
+    """A compiled `(n, n) @ (n, n)` product and its FLOPs, `2 n^3`: the peak MFU divides by."""
     a = tf.random.normal((n, n), dtype=dtype)
     b = tf.random.normal((n, n), dtype=dtype)
-
-    @tf.function
-    def product():
-        return tf.reduce_sum(tf.linalg.matmul(a, b))
+    product = tf.function(lambda: tf.reduce_sum(tf.linalg.matmul(a, b)))
 
     def run():
         return product().numpy()
@@ -145,22 +118,13 @@ def matmul_step(n: int = 1024, dtype: str = "float32") -> tuple[Callable[[], Any
 
 
 def transformer_step_flops(
-    *,
-    num_layers: int,
-    d_model: int,
-    num_heads: int,
-    dff: int,
-    target_vocab_size: int,
-    batch: int,
-    source_length: int,
-    target_length: int,
-    key_dim: int | None = None,
-) -> float:
+    *, num_layers: int, d_model: int, num_heads: int, dff: int, target_vocab_size: int,
+    batch: int, source_length: int, target_length: int, key_dim: int | None = None,
+) -> float:  # fmt: skip
     """FLOPs of one training step (forward + backward) of the encoder-decoder.
 
-    The formula is in this module's docstring; `key_dim` defaults to
-    `d_model // num_heads` (the paper); the TensorFlow tutorial's heads have
-    `key_dim = d_model`.
+    The formula is in this module's docstring; `key_dim` defaults to `d_model // num_heads`
+    (the paper); the TensorFlow tutorial's heads have `key_dim = d_model`.
 
     Example:
 
@@ -223,18 +187,11 @@ def _peer_model(
 
 
 def build_keras_mha_transformer(
-    source_vocab_size: int,
-    target_vocab_size: int,
-    *,
-    num_heads: int = 8,
-    key_dim: int | None = None,
-    dff: int = 512,
-    dropout: float = 0.1,
-    attention_dropout: float = 0.0,
-    d_model: int = 128,
-    num_layers: int = 4,
+    source_vocab_size: int, target_vocab_size: int, *, num_heads: int = 8,
+    key_dim: int | None = None, dff: int = 512, dropout: float = 0.1,
+    attention_dropout: float = 0.0, d_model: int = 128, num_layers: int = 4,
     max_length: int = 512,
-) -> keras.Model:
+) -> keras.Model:  # fmt: skip
     """`build_transformer`'s model with blocks made of `keras.layers.MultiHeadAttention`."""
     key_dim = key_dim or d_model // num_heads
 
@@ -276,15 +233,9 @@ def keras_hub_available() -> bool:
 
 
 def build_keras_hub_transformer(
-    source_vocab_size: int,
-    target_vocab_size: int,
-    *,
-    num_heads: int = 8,
-    dff: int = 512,
-    dropout: float = 0.1,
-    attention_dropout: float = 0.0,
-    **sizes: int,
-) -> keras.Model:
+    source_vocab_size: int, target_vocab_size: int, *, num_heads: int = 8, dff: int = 512,
+    dropout: float = 0.1, attention_dropout: float = 0.0, **sizes: int,
+) -> keras.Model:  # fmt: skip
     """The same model from KerasHub's encoder and decoder blocks (`attention_dropout` ignored).
 
     `sizes`: `num_layers`, `d_model` and `max_length`, as in `build_keras_mha_transformer`.
@@ -343,15 +294,15 @@ def synthetic_batch(
     return ids, labels
 
 
+def _tensors(size: dict[str, int]) -> tuple[dict[str, tf.Tensor], tf.Tensor]:
+    inputs, labels = synthetic_batch(size["batch"], size["length"], size["vocab"])
+    return {k: tf.constant(v) for k, v in inputs.items()}, tf.constant(labels)
+
+
 def compile_model(
-    model: str,
-    size: dict[str, int],
-    *,
-    jit_compile: bool = False,
-    precision: str = "float32",
-    dropout: float = 0.1,
-    attention_dropout: float = 0.0,
-) -> keras.Model:
+    model: str, size: dict[str, int], *, jit_compile: bool = False, precision: str = "float32",
+    dropout: float = 0.1, attention_dropout: float = 0.0,
+) -> keras.Model:  # fmt: skip
     """Builds and compiles one benchmarked model under the dtype policy `precision`."""
     if model not in BUILDERS:
         raise ValueError(f"model={model!r} is not one of {MODELS}")
@@ -360,21 +311,14 @@ def compile_model(
     previous = keras.mixed_precision.global_policy().name
     keras.mixed_precision.set_global_policy(precision)
     try:
-        kwargs = {k: size[k] for k in ("num_layers", "d_model", "num_heads", "dff")}
+        kwargs = {k: size[k] for k in _BLOCKS}
+        kwargs.update(dropout=dropout, attention_dropout=attention_dropout)
         built = BUILDERS[model](
-            size["vocab"],
-            size["vocab"],
-            dropout=dropout,
-            attention_dropout=attention_dropout,
-            max_length=max(256, size["length"]),
-            **kwargs,
+            size["vocab"], size["vocab"], max_length=max(256, size["length"]), **kwargs
         )
-        built.compile(
-            optimizer=make_optimizer(size["d_model"], 4000),
-            loss=MaskedSparseCategoricalCrossentropy(),
-            metrics=[MaskedAccuracy()],
-            jit_compile=jit_compile,
-        )
+        loss, metrics = MaskedSparseCategoricalCrossentropy(), [MaskedAccuracy()]
+        optimizer = make_optimizer(size["d_model"], 4000)
+        built.compile(optimizer=optimizer, loss=loss, metrics=metrics, jit_compile=jit_compile)
     finally:
         keras.mixed_precision.set_global_policy(previous)
     return built
@@ -387,16 +331,13 @@ def variant_name(model: str, jit_compile: bool, precision: str) -> str:
 
 
 def round_robin(
-    functions: dict[str, Callable[[], Any]],
-    *,
-    repeats: int,
-    steps: int | dict[str, int],
+    functions: dict[str, Callable[[], Any]], *, repeats: int, steps: int | dict[str, int],
     progress: Callable[[str], None] | None = None,
-) -> dict[str, list[float]]:
+) -> dict[str, list[float]]:  # fmt: skip
     """Seconds per call of each function, one sample per repeat, measured round-robin.
 
-    Each repeat calls every function `steps` times in turn (the order rotates
-    from repeat to repeat), so load from other programs is shared out evenly.
+    Each repeat calls every function `steps` times in turn (the order rotates from repeat to
+    repeat), so load from other programs is shared out evenly.
 
     Example:
 
@@ -441,27 +382,20 @@ def _status_mb(field: str) -> float:
 def _memory_probe(spec: dict) -> dict:
     """Runs in a fresh process: builds one variant, trains `steps` steps, reports memory."""
     size = spec["size"]
-    inputs, labels = synthetic_batch(size["batch"], size["length"], size["vocab"])
-    inputs = {k: tf.constant(v) for k, v in inputs.items()}
-    labels = tf.constant(labels)
+    inputs, labels = _tensors(size)
     gpus = tf.config.list_physical_devices("GPU")
     if gpus:
         tf.config.experimental.reset_memory_stats("GPU:0")
     baseline = _status_mb("VmRSS")
+    options = dict(jit_compile=spec["jit_compile"], precision=spec["precision"])
     model = compile_model(
-        spec["model"],
-        size,
-        jit_compile=spec["jit_compile"],
-        precision=spec["precision"],
-        attention_dropout=spec.get("attention_dropout", 0.0),
+        spec["model"], size, attention_dropout=spec.get("attention_dropout", 0.0), **options
     )
     for _ in range(spec.get("steps", 2)):
         model.train_on_batch(inputs, labels)
-    result = {
-        "baseline_rss_mb": round(baseline, 1),
-        "peak_rss_mb": round(_status_mb("VmHWM"), 1),
-    }
-    result["peak_increase_mb"] = round(result["peak_rss_mb"] - baseline, 1)
+    peak = round(_status_mb("VmHWM"), 1)
+    result = {"baseline_rss_mb": round(baseline, 1), "peak_rss_mb": peak}
+    result["peak_increase_mb"] = round(peak - baseline, 1)
     if gpus:
         info = tf.config.experimental.get_memory_info("GPU:0")
         result["gpu_peak_mb"] = round(info["peak"] / 2**20, 1)
@@ -469,15 +403,9 @@ def _memory_probe(spec: dict) -> dict:
 
 
 def measure_memory(
-    model: str,
-    size: dict[str, int],
-    *,
-    jit_compile: bool = False,
-    precision: str = "float32",
-    attention_dropout: float = 0.0,
-    steps: int = 2,
-    timeout: float = 900,
-) -> dict:
+    model: str, size: dict[str, int], *, jit_compile: bool = False, precision: str = "float32",
+    attention_dropout: float = 0.0, steps: int = 2, timeout: float = 900,
+) -> dict:  # fmt: skip
     """Peak memory of building and training one variant, in a fresh process.
 
     `baseline_rss_mb` (after importing TensorFlow), `peak_rss_mb` (`VmHWM`), their
@@ -506,14 +434,9 @@ def measure_memory(
 def benchmark_training(
     size: str | dict[str, int] = "tutorial",
     variants: Sequence[tuple[str, bool, str]] = (("ours", False, "float32"),),
-    *,
-    steps: int = 2,
-    repeats: int = 3,
-    memory: bool = False,
-    attention_dropout: float = 0.0,
-    matmul_size: int = 1024,
-    progress: Callable[[str], None] | None = None,
-) -> dict[str, Any]:
+    *, steps: int = 2, repeats: int = 3, memory: bool = False, attention_dropout: float = 0.0,
+    matmul_size: int = 1024, progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:  # fmt: skip
     """Step time, non-padding tokens/s, MFU and ratios of `(model, xla, precision)` variants.
 
     All variants train on one fixed batch, round-robin with a float32 matmul (the peak
@@ -531,103 +454,69 @@ def benchmark_training(
         raise ValueError(f"variants={variants!r} has duplicates")
     if "keras_hub" in {v[0] for v in variants} and not keras_hub_available():
         raise ImportError("the keras_hub peer needs KerasHub: pip install keras-hub")
-    inputs, labels = synthetic_batch(cfg["batch"], cfg["length"], cfg["vocab"])
+    inputs, labels = _tensors(cfg)
     tokens = int(np.count_nonzero(labels))
-    inputs = {k: tf.constant(v) for k, v in inputs.items()}
-    labels = tf.constant(labels)
 
     models, functions = {}, {}
     for model_name, jit, precision in variants:
         label = variant_name(model_name, jit, precision)
         say(f"building and compiling {label}")
         model = compile_model(
-            model_name,
-            cfg,
-            jit_compile=jit,
-            precision=precision,
+            model_name, cfg, jit_compile=jit, precision=precision,
             attention_dropout=attention_dropout,
-        )
+        )  # fmt: skip
         for _ in range(2):  # trace, compile, warm up
             model.train_on_batch(inputs, labels)
         models[label] = model
         functions[label] = lambda m=model: m.train_on_batch(inputs, labels)
-    matmul, matmul_flops = matmul_step(matmul_size)
-    functions["matmul"] = matmul
-    step_counts = {label: steps for label in models}
+    functions["matmul"], matmul_flops = matmul_step(matmul_size)
     say("timing round-robin")
-    samples = round_robin(
-        functions, repeats=repeats, steps={**step_counts, "matmul": 3}, progress=say
-    )
+    counts = {**{label: steps for label in models}, "matmul": 3}
+    samples = round_robin(functions, repeats=repeats, steps=counts, progress=say)
     peak_samples = [matmul_flops / s for s in samples.pop("matmul")]
-    peak = statistics.median(peak_samples)
 
     reference = variant_name(*variants[0])
     rows = []
     for (model_name, jit, precision), label in zip(variants, models, strict=True):
         step = statistics.median(samples[label])
         flops = transformer_step_flops(
-            **{k: cfg[k] for k in ("num_layers", "d_model", "num_heads", "dff", "batch")},
-            target_vocab_size=cfg["vocab"],
-            source_length=cfg["length"],
-            target_length=cfg["length"],
+            **{k: cfg[k] for k in (*_BLOCKS, "batch")}, target_vocab_size=cfg["vocab"],
+            source_length=cfg["length"], target_length=cfg["length"],
             key_dim=model_key_dim(model_name, cfg["d_model"], cfg["num_heads"]),
-        )
+        )  # fmt: skip
         mfu = statistics.median(
             flops / s / p for s, p in zip(samples[label], peak_samples, strict=True)
         )
         row = {
-            "variant": label,
-            "model": model_name,
-            "xla": jit,
-            "precision": precision,
-            "parameters": models[label].count_params(),
-            "step_gflop": round(flops / 1e9, 2),
-            "step_ms": round(1000 * step, 2),
-            "step_ms_min": round(1000 * min(samples[label]), 2),
-            "tokens_per_s": round(tokens / step, 1),
-            "mfu": round(mfu, 4),
+            "variant": label, "model": model_name, "xla": jit, "precision": precision,
+            "parameters": models[label].count_params(), "step_gflop": round(flops / 1e9, 2),
+            "step_ms": round(1000 * step, 2), "step_ms_min": round(1000 * min(samples[label]), 2),
+            "tokens_per_s": round(tokens / step, 1), "mfu": round(mfu, 4),
             "speed_vs_reference": round(paired_ratio(samples[reference], samples[label]), 3),
-        }
+        }  # fmt: skip
         ours = variant_name("ours", jit, precision)
         if model_name != "ours" and ours in samples:
             row["ours_speedup"] = round(paired_ratio(samples[label], samples[ours]), 3)
         rows.append(row)
-    if memory:
-        for row in rows:
-            say(f"memory of {row['variant']} (fresh process)")
-            row.update(
-                measure_memory(
-                    row["model"],
-                    cfg,
-                    jit_compile=row["xla"],
-                    precision=row["precision"],
-                    attention_dropout=attention_dropout,
-                )
-            )
+    for row in rows if memory else ():
+        say(f"memory of {row['variant']} (fresh process)")
+        options = dict(jit_compile=row["xla"], precision=row["precision"])
+        row.update(
+            measure_memory(row["model"], cfg, attention_dropout=attention_dropout, **options)
+        )
     return {
-        "machine": machine_info(),
-        "size": cfg,
-        "attention_dropout": attention_dropout,
-        "repeats": repeats,
-        "steps": steps,
-        "reference": reference,
-        "tokens_per_step": tokens,
-        "matmul_peak_gflops": round(peak / 1e9, 2),
-        "rows": rows,
-    }
+        "machine": machine_info(), "size": cfg, "attention_dropout": attention_dropout,
+        "repeats": repeats, "steps": steps, "reference": reference, "tokens_per_step": tokens,
+        "matmul_peak_gflops": round(statistics.median(peak_samples) / 1e9, 2), "rows": rows,
+    }  # fmt: skip
 
 
 def format_training_table(result: dict[str, Any]) -> str:
     """The rows of `benchmark_training` as a Markdown table."""
     memory = any("peak_increase_mb" in row for row in result["rows"])
-    head = (
-        "| variant | step ms | non-pad tokens/s | MFU | speed vs "
-        f"{result['reference']} | peer time / ours |"
-    )
-    rule = "| --- | ---: | ---: | ---: | ---: | ---: |"
-    if memory:
-        head += " peak memory MB |"
-        rule += " ---: |"
+    head = f"| variant | step ms | non-pad tokens/s | MFU | speed vs {result['reference']} |"
+    head += " peer time / ours |" + (" peak memory MB |" if memory else "")
+    rule = "| --- | ---: | ---: | ---: | ---: | ---: |" + (" ---: |" if memory else "")
     lines = [head, rule]
     for row in result["rows"]:
         ratio = f"{row['ours_speedup']:.2f}" if "ours_speedup" in row else "-"
@@ -642,15 +531,9 @@ def format_training_table(result: dict[str, Any]) -> str:
 
 
 def benchmark_decoding(
-    model: keras.Model,
-    *,
-    new_tokens: int = 32,
-    batch: int = 8,
-    source_length: int = 16,
-    repeats: int = 3,
-    jit_compile: bool = False,
-    vocab: int | None = None,
-) -> dict[str, Any]:
+    model: keras.Model, *, new_tokens: int = 32, batch: int = 8, source_length: int = 16,
+    repeats: int = 3, jit_compile: bool = False, vocab: int | None = None,
+) -> dict[str, Any]:  # fmt: skip
     """Greedy decoding of exactly `new_tokens` tokens with and without the key/value cache.
 
     Both are traced first and timed round-robin (`[END]` is -1, so no row stops early).
@@ -664,11 +547,8 @@ def benchmark_decoding(
     source = tf.constant(source)
     functions = {}
     for use_cache in (True, False):
-        options = {}
-        if jit_compile and not use_cache:
-            # XLA cannot compile the uncached path's growing prefix: use the full buffer.
-            if "static_shapes" in inspect.signature(IncrementalDecoder).parameters:
-                options["static_shapes"] = True
+        # XLA cannot compile the uncached path's growing prefix: use the full buffer.
+        options = {"static_shapes": True} if jit_compile and not use_cache else {}
         decoder = IncrementalDecoder(model, new_tokens + 1, use_cache=use_cache, **options)
         search = tf.function(
             lambda s, d=decoder: greedy_search(d, s, start_id=2, end_id=-1),
@@ -683,25 +563,20 @@ def benchmark_decoding(
     samples = round_robin(functions, repeats=repeats, steps=1)
     generated = batch * new_tokens
     return {
-        "new_tokens": new_tokens,
-        "batch": batch,
-        "xla": jit_compile,
+        "new_tokens": new_tokens, "batch": batch, "xla": jit_compile,
         "cached_tokens_per_s": round(generated / statistics.median(samples["cached"]), 1),
         "uncached_tokens_per_s": round(generated / statistics.median(samples["uncached"]), 1),
         "cache_speedup": round(paired_ratio(samples["uncached"], samples["cached"]), 3),
-    }
-
-
-def _positive(name: str, value: int) -> None:
-    if value < 1:
-        raise ValueError(f"--{name.replace('_', '-')} {value} must be a positive integer")
+    }  # fmt: skip
 
 
 def main(args, precision_flags: dict[str, str]) -> int:
     """`keras-transformer benchmark`: times the variants, prints the table, writes `--json`."""
     tf.get_logger().setLevel("ERROR")
     for name in ("steps", "repeats", "new_tokens", "decode_batch"):
-        _positive(name, getattr(args, name))
+        if getattr(args, name) < 1:
+            flag = name.replace("_", "-")
+            raise ValueError(f"--{flag} {getattr(args, name)} must be a positive integer")
     if args.json and os.path.isdir(args.json):
         raise IsADirectoryError(f"--json {args.json} is a directory; pass a file name")
     start = time.perf_counter()
@@ -723,16 +598,9 @@ def main(args, precision_flags: dict[str, str]) -> int:
 
     info = machine_info()
     print("machine: " + describe_machine(info))
-    results = {"machine": info}
-    training = benchmark_training(
-        args.size,
-        variants,
-        steps=args.steps,
-        repeats=args.repeats,
-        memory=args.memory,
-        progress=progress,
-    )
-    results["training"] = training
+    options = dict(steps=args.steps, repeats=args.repeats, memory=args.memory)
+    training = benchmark_training(args.size, variants, progress=progress, **options)
+    results = {"machine": info, "training": training}
     size = training["size"]
     print(
         f"training, {args.size} size ({size['num_layers']} layers, d_model {size['d_model']}, "
@@ -744,14 +612,11 @@ def main(args, precision_flags: dict[str, str]) -> int:
 
     if args.decoding:
         progress("decoding: greedy search with and without the key/value cache")
-        sizes = {k: size[k] for k in ("num_layers", "d_model", "num_heads", "dff")}
+        sizes = {k: size[k] for k in _BLOCKS}
         max_length = max(64, args.new_tokens + 1)
         model = build_transformer(size["vocab"], size["vocab"], max_length=max_length, **sizes)
         decoding = benchmark_decoding(
-            model,
-            new_tokens=args.new_tokens,
-            batch=args.decode_batch,
-            repeats=args.repeats,
+            model, new_tokens=args.new_tokens, batch=args.decode_batch, repeats=args.repeats
         )
         results["decoding"] = decoding
         print(
@@ -761,9 +626,8 @@ def main(args, precision_flags: dict[str, str]) -> int:
             f"{decoding['cache_speedup']:.2f}x"
         )
     if args.json:
-        directory = os.path.dirname(args.json)
-        if directory:
-            os.makedirs(directory, exist_ok=True)
+        if os.path.dirname(args.json):
+            os.makedirs(os.path.dirname(args.json), exist_ok=True)
         with open(args.json, "w") as handle:
             json.dump(results, handle, indent=2)
         print(f"wrote {args.json}")

@@ -1,14 +1,10 @@
 """The whole comparison in one call: run it, write `comparison.json`, `comparison.md`, `plots/`.
 
-`run_comparison(size)` measures every column of Table 1 of the paper for
-self-attention, recurrent and convolutional layers at one of three sizes:
-
-- `"tiny"`: seconds, for tests; the numbers only show the directions;
-- `"quick"`: a few minutes on a 2-core CPU (`keras-transformer compare --quick`);
-- `"full"`: the default, under 20 minutes on a 2-core CPU.
-
-`write_comparison(results, out_dir)` writes the files; `keras-transformer
-compare` calls both.
+`run_comparison(size)` measures every column of Table 1 of the paper for self-attention,
+recurrent and convolutional layers at one of three sizes: `"tiny"` (seconds, for tests; the
+numbers only show the directions), `"quick"` (a few minutes on a 2-core CPU, `keras-transformer
+compare --quick`) or `"full"` (the default, under 20 minutes on a 2-core CPU).
+`write_comparison(results, out_dir)` writes the files; `keras-transformer compare` calls both.
 """
 
 from __future__ import annotations
@@ -37,14 +33,8 @@ SIZES: dict[str, dict[str, Any]] = {
         "gradients": {"length": 12, "d": 8, "seeds": 1},
         "timing": {"lengths": [8, 16, 32], "d": 8, "batch": 1, "repeats": 1},
         "long_range": {
-            "distances": [1, 3],
-            "models": ["transformer", "rnn", "cnn"],
-            "num_train": 64,
-            "num_test": 16,
-            "epochs": 1,
-            "d_model": 8,
-            "num_layers": 1,
-            "run_eagerly": True,
+            "distances": [1, 3], "models": ["transformer", "rnn", "cnn"], "num_train": 64,
+            "num_test": 16, "epochs": 1, "d_model": 8, "num_layers": 1, "run_eagerly": True,
         },
     },
     "quick": {
@@ -53,16 +43,10 @@ SIZES: dict[str, dict[str, Any]] = {
         "gradients": {"length": 64, "d": 32, "seeds": 3},
         "timing": {"lengths": [32, 64, 128, 256, 512, 1024], "d": 32, "batch": 1, "repeats": 5},
         "long_range": {
-            "distances": [1, 8],
-            # The CNN is left out of the quick run: at these sizes its training
-            # often sticks at chance even at distance 1 (seen 0.08-0.8), so its two
-            # points said nothing, for ~15% of the time. The full run keeps it.
-            "models": ["transformer", "rnn"],
-            "num_train": 2000,
-            "num_test": 200,
-            "epochs": 8,
-            "d_model": 32,
-            "num_layers": 1,
+            # No CNN in the quick run: at these sizes its training often sticks at chance
+            # even at distance 1 (seen 0.08-0.8), for ~15% of the time. The full run keeps it.
+            "distances": [1, 8], "models": ["transformer", "rnn"], "num_train": 2000,
+            "num_test": 200, "epochs": 8, "d_model": 32, "num_layers": 1,
         },
     },
     "full": {
@@ -70,22 +54,15 @@ SIZES: dict[str, dict[str, Any]] = {
         "loop_lengths": [8, 32, 128, 512],
         "gradients": {"length": 128, "d": 64, "seeds": 5},
         "timing": {
-            "lengths": [32, 64, 128, 256, 512, 1024, 2048, 4096],
-            "d": 64,
-            "batch": 1,
+            "lengths": [32, 64, 128, 256, 512, 1024, 2048, 4096], "d": 64, "batch": 1,
             "repeats": 5,
         },
         "long_range": {
-            "distances": [1, 2, 4, 8, 16],
-            "models": ["transformer", "rnn", "rnn_attention", "cnn"],
-            "num_train": 3000,
-            "num_test": 200,
-            "epochs": 8,
-            "d_model": 32,
-            "num_layers": 2,
+            "distances": [1, 2, 4, 8, 16], "models": ["transformer", "rnn", "rnn_attention", "cnn"],
+            "num_train": 3000, "num_test": 200, "epochs": 8, "d_model": 32, "num_layers": 2,
         },
     },
-}
+}  # fmt: skip
 """Settings of each size of `run_comparison`."""
 
 OPERATION_KINDS = ("self_attention", "rnn", "lstm", "convolution")
@@ -96,23 +73,19 @@ GRADIENT_KINDS = ("rnn", "lstm", "transformer", "cnn")
 def _analytic(settings: dict[str, Any]) -> dict[str, Any]:
     ops = settings["operations"]
     lengths, d, k = ops["lengths"], ops["d"], ops["kernel_size"]
-    reference_length = lengths[-1]
-    return {
-        "d": d,
-        "kernel_size": k,
-        "length": reference_length,
-        "table": complexity.complexity_table(reference_length, d, k, OPERATION_KINDS),
-        "lengths": lengths,
-        "flops": {
-            kind: [complexity.layer_flops(kind, t, d, k) for t in lengths]
-            for kind in OPERATION_KINDS
-        },
-        "crossover": {
-            "table_terms": complexity.operations_crossover(d),
-            "exact_vs_rnn": complexity.operations_crossover(d, "rnn", exact=True),
-            "exact_vs_lstm": complexity.operations_crossover(d, "lstm", exact=True),
-        },
+    flops = {
+        kind: [complexity.layer_flops(kind, t, d, k) for t in lengths] for kind in OPERATION_KINDS
     }
+    crossover = {
+        "table_terms": complexity.operations_crossover(d),
+        "exact_vs_rnn": complexity.operations_crossover(d, "rnn", exact=True),
+        "exact_vs_lstm": complexity.operations_crossover(d, "lstm", exact=True),
+    }
+    table = complexity.complexity_table(lengths[-1], d, k, OPERATION_KINDS)
+    return {
+        "d": d, "kernel_size": k, "length": lengths[-1], "table": table, "lengths": lengths,
+        "flops": flops, "crossover": crossover,
+    }  # fmt: skip
 
 
 def _measured(settings: dict[str, Any]) -> dict[str, Any]:
@@ -127,16 +100,11 @@ def _measured(settings: dict[str, Any]) -> dict[str, Any]:
         )
         values["flops_growth_exponent"] = operations.growth_exponent(lengths, values["flops"])
     loop_lengths = settings["loop_lengths"]
+    steps = [operations.count_recurrent_steps(t, d=8) for t in loop_lengths]
     return {
-        "d": d,
-        "kernel_size": k,
-        "lengths": lengths,
-        "layers": measured,
-        "recurrent_loop": {
-            "lengths": loop_lengths,
-            "steps": [operations.count_recurrent_steps(t, d=8) for t in loop_lengths],
-        },
-    }
+        "d": d, "kernel_size": k, "lengths": lengths, "layers": measured,
+        "recurrent_loop": {"lengths": loop_lengths, "steps": steps},
+    }  # fmt: skip
 
 
 def _timing(settings: dict[str, Any]) -> dict[str, Any]:
@@ -145,12 +113,16 @@ def _timing(settings: dict[str, Any]) -> dict[str, Any]:
     seconds = timing_module.timing_sweep(
         TIMING_KINDS, lengths, d, batch=spec["batch"], repeats=spec["repeats"]
     )
-    fit = timing_module.fit_time_curve(lengths, seconds["self_attention"])
+    attention = seconds["self_attention"]
+
+    def slower(kind):
+        return timing_module.first_length_slower(lengths, attention, seconds[kind])
+
     return {
         **spec,
         "kinds": list(TIMING_KINDS),
         "seconds": seconds,
-        "self_attention_fit": fit,
+        "self_attention_fit": timing_module.fit_time_curve(lengths, attention),
         # slope of log time against log T over the three longest lengths: ~2 once the
         # T^2 term dominates, ~1 for a cost linear in T
         "time_growth_exponent": {
@@ -158,22 +130,15 @@ def _timing(settings: dict[str, Any]) -> dict[str, Any]:
             for kind in TIMING_KINDS
         },
         "analytic_quadratic_overtakes_linear_at": 2 * d,
-        "self_attention_slower_than_lstm_from": timing_module.first_length_slower(
-            lengths, seconds["self_attention"], seconds["lstm"]
-        ),
-        "self_attention_slower_than_convolution_from": timing_module.first_length_slower(
-            lengths, seconds["self_attention"], seconds["convolution"]
-        ),
+        "self_attention_slower_than_lstm_from": slower("lstm"),
+        "self_attention_slower_than_convolution_from": slower("convolution"),
         "device": "GPU" if tf.config.list_physical_devices("GPU") else "CPU",
         "cpu_count": os.cpu_count(),
     }
 
 
 def run_comparison(
-    size: str = "full",
-    *,
-    seed: int = 0,
-    progress: Callable[[str], None] | None = None,
+    size: str = "full", *, seed: int = 0, progress: Callable[[str], None] | None = None
 ) -> dict[str, Any]:
     """Measures the complexity table, gradients, timings and long-range accuracy.
 
@@ -183,10 +148,9 @@ def run_comparison(
         progress: called with a short message before each section (the CLI prints it).
 
     Returns:
-        A JSON-serializable dict with the sections `analytic`, `measured`,
-        `gradients`, `timing`, `long_range`, and `settings`, `environment`
-        (versions, cores, load average at the start), `seconds` (time spent per
-        section, and their `total`).
+        A JSON-serializable dict with the sections `analytic`, `measured`, `gradients`,
+        `timing`, `long_range`, and `settings`, `environment` (versions, cores, load average
+        at the start), `seconds` (time spent per section, and their `total`).
 
     Example:
 
@@ -199,57 +163,49 @@ def run_comparison(
         raise ValueError(f"size={size!r} is not known; choose one of {list(SIZES)}")
     settings = copy.deepcopy(SIZES[size])
     say = progress or (lambda message: None)
+    environment = {
+        "tensorflow": tf.__version__, "keras": keras.__version__,
+        "python": platform.python_version(), "machine": platform.machine(),
+        "cpu_count": os.cpu_count(), "gpus": len(tf.config.list_physical_devices("GPU")),
+        # 1-minute load average: on a shared machine every section is slower
+        "load_average": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
+    }  # fmt: skip
     results: dict[str, Any] = {
         "settings": {"size": size, "seed": seed, **settings},
-        "environment": {
-            "tensorflow": tf.__version__,
-            "keras": keras.__version__,
-            "python": platform.python_version(),
-            "machine": platform.machine(),
-            "cpu_count": os.cpu_count(),
-            "gpus": len(tf.config.list_physical_devices("GPU")),
-            # 1-minute load average: on a shared machine every section is slower
-            "load_average": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
-        },
+        "environment": environment,
         "seconds": {},
     }
+    grad = settings["gradients"]
+    spec = dict(settings["long_range"])
+    distances, models = spec.pop("distances"), tuple(spec.pop("models"))
 
-    def section(name: str, message: str, fn: Callable[[], Any]) -> None:
+    def curves():
+        kinds, length, d = GRADIENT_KINDS, grad["length"], grad["d"]
+        return {**grad, "curves": gradients.gradient_curves(kinds, length, d, seeds=grad["seeds"])}
+
+    sections = [
+        ("analytic", "analytic table", lambda: _analytic(settings)),
+        ("measured", "parameters, FLOPs and sequential steps of traced layers",
+         lambda: _measured(settings)),
+        ("gradients", "gradient norms against distance", curves),
+        ("timing", "forward + backward time against length", lambda: _timing(settings)),
+        ("long_range", "long-range recall: training each model at each distance",
+         lambda: long_range.long_range_experiment(distances, models, seed=seed, **spec)),
+    ]  # fmt: skip
+    for name, message, fn in sections:
         say(message)
         start = time.perf_counter()
         results[name] = fn()
         results["seconds"][name] = round(time.perf_counter() - start, 2)
-
-    section("analytic", "analytic table", lambda: _analytic(settings))
-    section(
-        "measured",
-        "parameters, FLOPs and sequential steps of traced layers",
-        lambda: _measured(settings),
-    )
-    grad = settings["gradients"]
-    section(
-        "gradients",
-        "gradient norms against distance",
-        lambda: {
-            **grad,
-            "curves": gradients.gradient_curves(
-                GRADIENT_KINDS, grad["length"], grad["d"], seeds=grad["seeds"]
-            ),
-        },
-    )
-    section("timing", "forward + backward time against length", lambda: _timing(settings))
-    spec = dict(settings["long_range"])
-    distances, models = spec.pop("distances"), tuple(spec.pop("models"))
-    section(
-        "long_range",
-        "long-range recall: training each model at each distance",
-        lambda: long_range.long_range_experiment(distances, models, seed=seed, **spec),
-    )
     results["seconds"]["total"] = round(sum(results["seconds"].values()), 2)
     return results
 
 
-def _finish(ax, fig, path, xlabel, ylabel, title, fontsize=8):
+def _finish(fig, ax, path, xlabel, ylabel, title, fontsize=8, y_base=None, log_x=True):
+    if log_x:
+        ax.set_xscale("log", base=2)
+    if y_base:
+        ax.set_yscale("log", base=y_base)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
@@ -261,16 +217,15 @@ def _finish(ax, fig, path, xlabel, ylabel, title, fontsize=8):
 def plot_operations(results: dict[str, Any], path: str) -> str:
     """Measured FLOPs (dots) and formulas (lines) against `T`, log-log."""
     measured, d = results["measured"], results["measured"]["d"]
-    lengths = measured["lengths"]
     fig, ax = figure(figsize=(6, 4.5))
     for kind in OPERATION_KINDS:
-        (line,) = ax.plot(lengths, results["analytic"]["flops"][kind], "-", label=f"{kind} formula")
-        ax.plot(lengths, measured["layers"][kind]["flops"], "o", color=line.get_color())
+        (line,) = ax.plot(
+            measured["lengths"], results["analytic"]["flops"][kind], "-", label=f"{kind} formula"
+        )
+        ax.plot(measured["lengths"], measured["layers"][kind]["flops"], "o", color=line.get_color())
     ax.axvline(d, color="grey", ls=":", label=f"T = d = {d}")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
     title = f"Operations per layer, d = {d} (dots: counted in the traced graph)"
-    return _finish(ax, fig, path, "sequence length T", "forward FLOPs (batch 1)", title, 7)
+    return _finish(fig, ax, path, "sequence length T", "forward FLOPs (batch 1)", title, 7, 10)
 
 
 def plot_sequential_steps(results: dict[str, Any], path: str) -> str:
@@ -283,11 +238,9 @@ def plot_sequential_steps(results: dict[str, Any], path: str) -> str:
         ax.plot(measured["lengths"], path_lengths, styles.get(kind, "o-"), label=kind)
     loop = measured["recurrent_loop"]
     ax.plot(loop["lengths"], loop["steps"], "k*", markersize=9, label="LSTM while-loop iterations")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log", base=2)
     ylabel = "matrix products that must run in sequence"
     title = "Critical path: grows with T for the loop, constant otherwise"
-    return _finish(ax, fig, path, "sequence length T", ylabel, title)
+    return _finish(fig, ax, path, "sequence length T", ylabel, title, y_base=2)
 
 
 def plot_gradients(results: dict[str, Any], path: str) -> str:
@@ -297,11 +250,10 @@ def plot_gradients(results: dict[str, Any], path: str) -> str:
     for kind, curve in grad["curves"].items():
         norms, distance = np.asarray(curve["norm"]), np.asarray(curve["distance"])
         ax.semilogy(distance[norms > 0], norms[norms > 0], ".-", label=kind)
-    title = (
-        f"Path length through gradients (T = {grad['length']}, d = {grad['d']}, "
-        f"{grad['seeds']} seeds)"
-    )
-    return _finish(ax, fig, path, "distance T - t", "gradient norm of the last output", title)
+    title = f"Path length through gradients (T = {grad['length']}, d = {grad['d']}, "
+    title += f"{grad['seeds']} seeds)"
+    ylabel = "gradient norm of the last output"
+    return _finish(fig, ax, path, "distance T - t", ylabel, title, log_x=False)
 
 
 def plot_timing(results: dict[str, Any], path: str) -> str:
@@ -318,10 +270,9 @@ def plot_timing(results: dict[str, Any], path: str) -> str:
     ax.axvline(at, color="grey", ls="-.", label=f"2 T^2 d > 4 T d^2 from T = 2d = {at}")
     if at := fit["quadratic_overtakes_linear_at"]:
         ax.axvline(at, color="red", ls=":", label=f"cT^2 > bT from T = {at:.0f}")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
     title = f"Wall clock, d = {spec['d']}, batch {spec['batch']}, {spec['device']}"
-    return _finish(ax, fig, path, "sequence length T", "seconds per forward + backward", title, 7)
+    ylabel = "seconds per forward + backward"
+    return _finish(fig, ax, path, "sequence length T", ylabel, title, 7, 10)
 
 
 def plot_long_range(results: dict[str, Any], path: str) -> str:
@@ -331,11 +282,9 @@ def plot_long_range(results: dict[str, Any], path: str) -> str:
     for name, accuracy in lr["accuracy"].items():
         ax.plot(lr["distances"], accuracy, "o-", label=name)
     ax.axhline(lr["chance"], color="grey", ls=":", label="chance")
-    ax.set_xscale("log", base=2)
     ax.set_ylim(0, 1.05)
     xlabel = "distance of the recalled symbol from the end"
-    title = "Long-range recall after brief training"
-    return _finish(ax, fig, path, xlabel, "test accuracy", title)
+    return _finish(fig, ax, path, xlabel, "test accuracy", "Long-range recall after brief training")
 
 
 PLOTS: dict[str, Callable[[dict[str, Any], str], str]] = {
@@ -348,11 +297,6 @@ PLOTS: dict[str, Callable[[dict[str, Any], str], str]] = {
 """The figures `write_comparison` draws, by file name."""
 
 
-def _row_values(values: dict[str, Any]) -> list[Any]:
-    fields = ("parameters", "parameters_equal_formula", "flops", "flops_equal_formula")
-    return [values[f] for f in (*fields, "critical_path", "sequential_steps")]
-
-
 def _table(header: list[str], rows: list[list[Any]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
@@ -360,9 +304,7 @@ def _table(header: list[str], rows: list[list[Any]]) -> str:
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.{digits}g}"
+    return "-" if value is None else f"{value:.{digits}g}"
 
 
 def _slower(other: str, length: int | None) -> str:
@@ -394,9 +336,7 @@ grows from 16 to 64 for rnn. As Table 1 predicts, self-attention's operations gr
 in T than the recurrent layers' while its sequential steps stay constant.
     """
     lengths, layers = measured["lengths"], measured["layers"]
-    exponents = _list(
-        [f"{_fmt(v['flops_growth_exponent'], 2)} for {kind}" for kind, v in layers.items()]
-    )
+    exponents = [f"{_fmt(v['flops_growth_exponent'], 2)} for {kind}" for kind, v in layers.items()]
     paths = []
     for kind, values in layers.items():
         path = values["critical_path"]
@@ -406,22 +346,19 @@ in T than the recurrent layers' while its sequential steps stay constant.
         else:
             paths.append(f"grows from {path[0]} to {path[-1]} for {kind}")
     text = (
-        f"Over T = {lengths[0]} to {lengths[-1]} the FLOPs grow with exponent {exponents} "
+        f"Over T = {lengths[0]} to {lengths[-1]} the FLOPs grow with exponent {_list(exponents)} "
         f"(1: linear in T, 2: quadratic). The critical path {_list(paths)}."
     )
     recurrent = [kind for kind in ("rnn", "lstm", "gru") if kind in layers]
     if "self_attention" in layers and recurrent:
-        attention = layers["self_attention"]
-        faster = all(
-            attention["flops_growth_exponent"] > layers[kind]["flops_growth_exponent"]
-            for kind in recurrent
-        )
-        constant = attention["critical_path"][0] == attention["critical_path"][-1]
+        exponent = layers["self_attention"]["flops_growth_exponent"]
+        path = layers["self_attention"]["critical_path"]
+        faster = all(exponent > layers[kind]["flops_growth_exponent"] for kind in recurrent)
         growing = all(
             layers[kind]["critical_path"][-1] > layers[kind]["critical_path"][0]
             for kind in recurrent
         )
-        if faster and constant and growing:
+        if faster and path[0] == path[-1] and growing:
             text += (
                 " As Table 1 predicts, self-attention's operations grow faster in T than "
                 "the recurrent layers' while its sequential steps stay constant."
@@ -460,16 +397,14 @@ O(1) against O(T) path length predicts.
             zero_from = last
             while zero_from > 1 and norms[zero_from - 1] == 0.0:
                 zero_from -= 1
-            parts.append(
-                f"is exactly zero from distance {zero_from} on (beyond the receptive field) "
-                f"for {kind}"
-            )
+            part = f"is exactly zero from distance {zero_from} on (beyond the receptive field)"
         elif ratio < 0.1:
-            parts.append(f"shrinks by a factor of {_fmt(1 / ratio, 2)} for {kind}")
+            part = f"shrinks by a factor of {_fmt(1 / ratio, 2)}"
         elif ratio <= 10:
-            parts.append(f"stays within a factor of {_fmt(max(ratio, 1 / ratio))} for {kind}")
+            part = f"stays within a factor of {_fmt(max(ratio, 1 / ratio))}"
         else:
-            parts.append(f"grows by a factor of {_fmt(ratio, 2)} for {kind}")
+            part = f"grows by a factor of {_fmt(ratio, 2)}"
+        parts.append(f"{part} for {kind}")
     text = f"From distance 1 to distance {last} the gradient norm {_list(parts)}."
     if "transformer" in curves and "rnn" in curves:
         transformer, rnn = curves["transformer"]["decay_ratio"], curves["rnn"]["decay_ratio"]
@@ -507,42 +442,38 @@ for lstm. The recurrent layer's T sequential steps cost more than attention's T^
 operations at every length measured.
     """
     lengths, seconds, kinds = spec["lengths"], spec["seconds"], spec["kinds"]
-    exponents = _list(
-        [f"{_fmt(spec['time_growth_exponent'][kind], 2)} for {kind}" for kind in kinds]
-    )
-    text = ""
-    if "lstm" in seconds and "self_attention" in seconds:
-        lstm, attention = seconds["lstm"], seconds["self_attention"]
-        text = (
-            f"The LSTM's step takes {_fmt(lstm[0] / attention[0], 2)} times "
-            f"self-attention's at T = {lengths[0]} and {_fmt(lstm[-1] / attention[-1], 2)} "
-            f"times at T = {lengths[-1]}. "
+    exponents = [f"{_fmt(spec['time_growth_exponent'][kind], 2)} for {kind}" for kind in kinds]
+    text = f"Over the three longest lengths the time grows with exponent {_list(exponents)}."
+    if "lstm" not in seconds or "self_attention" not in seconds:
+        return text
+    lstm, attention = seconds["lstm"], seconds["self_attention"]
+    slower = [a > r for a, r in zip(attention, lstm, strict=True)]
+    if not any(slower):
+        text += (
+            " The recurrent layer's T sequential steps cost more than attention's "
+            "T^2 d operations at every length measured."
         )
-    text += f"Over the three longest lengths the time grows with exponent {exponents}."
-    if "lstm" in seconds and "self_attention" in seconds:
-        slower = [a > r for a, r in zip(attention, lstm, strict=True)]
-        if not any(slower):
-            text += (
-                " The recurrent layer's T sequential steps cost more than attention's "
-                "T^2 d operations at every length measured."
-            )
-        elif all(slower):
-            text += " Attention is slower than the LSTM at every length measured."
-        else:
-            text += (
-                " Attention is slower than the LSTM at T = "
-                + ", ".join(str(t) for t, s in zip(lengths, slower, strict=True) if s)
-                + " and faster elsewhere."
-            )
-    return text
+    elif all(slower):
+        text += " Attention is slower than the LSTM at every length measured."
+    else:
+        text += (
+            " Attention is slower than the LSTM at T = "
+            + ", ".join(str(t) for t, s in zip(lengths, slower, strict=True) if s)
+            + " and faster elsewhere."
+        )
+    return (
+        f"The LSTM's step takes {_fmt(lstm[0] / attention[0], 2)} times "
+        f"self-attention's at T = {lengths[0]} and {_fmt(lstm[-1] / attention[-1], 2)} "
+        f"times at T = {lengths[-1]}. " + text
+    )
 
 
 def long_range_sentence(lr: dict[str, Any]) -> str:
     """What the recall accuracies show, per model, read from the numbers.
 
-    An accuracy is "high" from 0.9 and "near chance" within 0.1 of chance; a
-    change of more than 0.1 is a rise or a fall. The Transformer is "ahead" when
-    it beats every other model at the longest distance by at least 0.2.
+    An accuracy is "high" from 0.9 and "near chance" within 0.1 of chance; a change of more
+    than 0.1 is a rise or a fall. The Transformer is "ahead" when it beats every other model
+    at the longest distance by at least 0.2.
 
     Example:
 
@@ -597,161 +528,128 @@ other model by at least 0.78, as its O(1) path predicts.
 
 def comparison_markdown(results: dict[str, Any]) -> str:
     """The Markdown report of `run_comparison`'s results: a table and a sentence per section."""
-    analytic, measured = results["analytic"], results["measured"]
+    analytic, measured, env = results["analytic"], results["measured"], results["environment"]
     d, k, length = analytic["d"], analytic["kernel_size"], analytic["length"]
     layers = measured["layers"]
+    fields = ("parameters", "parameters_equal_formula", "flops", "flops_equal_formula")
+    fields += ("critical_path", "sequential_steps")
+
+    def with_order(row, key, order=None):
+        return f"{row[key]} ({row[(order or key) + '_order']})"
+
+    def orders(row):
+        pairs = ("table_operations", "operations"), ("sequential_steps", "sequential")
+        return [with_order(row, *pair) for pair in (*pairs, ("maximum_path_length", "path"))]
+
     out = [
         "# Transformers versus RNNs, measured",
-        "",
-        f"Size `{results['settings']['size']}`; TensorFlow {results['environment']['tensorflow']}, "
-        f"Keras {results['environment']['keras']}, {results['environment']['cpu_count']} CPU "
-        f"cores, {results['environment']['gpus']} GPU.",
-        "",
+        f"Size `{results['settings']['size']}`; TensorFlow {env['tensorflow']}, "
+        f"Keras {env['keras']}, {env['cpu_count']} CPU cores, {env['gpus']} GPU.",
         f"## 1. Table 1 of the paper at T = {length}, d = {d}, k = {k}",
-        "",
         "The big-O columns of the course and the exact counts for the Keras layer of each "
         "row (FLOPs: 2 per multiply-add of the matrix products, batch 1). Parameters do "
         "not depend on T for any layer; only the recurrent layer needs T sequential steps.",
-        "",
         _table(
             ["layer", "parameters", "FLOPs", "Table 1 operations", "sequential", "max path"],
             [
-                [
-                    r["layer"],
-                    f"{r['parameters']} ({r['parameters_order']})",
-                    r["flops"],
-                    f"{r['table_operations']} ({r['operations_order']})",
-                    f"{r['sequential_steps']} ({r['sequential_order']})",
-                    f"{r['maximum_path_length']} ({r['path_order']})",
-                ]
+                [r["layer"], with_order(r, "parameters"), r["flops"], *orders(r)]
                 for r in analytic["table"]
             ],
         ),
-        "",
         f"With Table 1's leading terms attention does fewer operations than an RNN while "
         f"T < d = {_fmt(analytic['crossover']['table_terms'])}; counting its Q, K, V, "
         f"output projections too, it is cheaper than an LSTM while "
         f"T < {_fmt(analytic['crossover']['exact_vs_lstm'])} and never cheaper than a "
         "simple RNN.",
-        "",
         "## 2. Measured on built and traced Keras layers",
-        "",
         "Parameters from `count_params()`; FLOPs counted from the shapes of the "
         "`MatMul`/`BatchMatMulV2`/`Conv2D` ops of the traced `tf.function` graph "
         "(recurrent layers unrolled). The critical path is the most matrix products on "
         "one dependency chain of the graph; sequential steps are the critical path at T "
         "over the critical path at T = 1. The growth exponent is the slope of log FLOPs "
         "against log T.",
-        "",
         _table(
             "layer|T|parameters|= formula|FLOPs|= formula|critical path|sequential steps".split(
                 "|"
             ),
             [
-                [kind, t] + [v[i] if isinstance(v, list) else v for v in _row_values(layers[kind])]
+                [kind, t]
+                + [v[i] if isinstance(v, list) else v for v in (layers[kind][f] for f in fields)]
                 for kind in OPERATION_KINDS
                 for i, t in enumerate(measured["lengths"])
             ],
         ),
-        "",
         _table(
             ["layer", "FLOPs growth exponent in T"],
             [[kind, _fmt(layers[kind]["flops_growth_exponent"])] for kind in OPERATION_KINDS],
         ),
-        "",
         operations_sentence(measured),
-        "",
         "Iterations of a Keras LSTM's `tf.while_loop`, counted by a cell that increments "
         "a variable at every step:",
-        "",
         _table(
             ["T", "loop iterations"],
             list(zip(*(measured["recurrent_loop"][k] for k in ("lengths", "steps")), strict=True)),
         ),
-        "",
     ]
     grad = results["gradients"]
-    curves = grad["curves"]
     last = grad["length"] - 1
     out += [
         f"## 3. Path length through gradients (T = {grad['length']}, d = {grad['d']}, "
         f"{grad['seeds']} seeds)",
-        "",
         "Mean norm of the gradient of the last output with respect to the input `T - t` "
         "positions back, for freshly initialized layers. The course predicts that the "
         "recurrent gradients shrink geometrically with the distance, the Transformer's "
         "stay flat, and the CNN's are exactly zero beyond its receptive field.",
-        "",
         _table(
             ["model", "distance 1", f"distance {last // 4}", f"distance {last}", "ratio last / 1"],
             [
-                [
-                    kind,
-                    _fmt(c["norm"][1]),
-                    _fmt(c["norm"][last // 4]),
-                    _fmt(c["norm"][last]),
-                    _fmt(c["decay_ratio"]),
-                ]
-                for kind, c in curves.items()
+                [kind]
+                + [_fmt(c["norm"][i]) for i in (1, last // 4, last)]
+                + [_fmt(c["decay_ratio"])]
+                for kind, c in grad["curves"].items()
             ],
         ),
-        "",
         gradient_sentence(grad),
-        "",
     ]
-    spec = results["timing"]
-    fit = spec["self_attention_fit"]
+    spec, kinds = results["timing"], results["timing"]["kinds"]
+    timing_rows = [
+        [t] + [_fmt(spec["seconds"][kind][i]) for kind in kinds]
+        for i, t in enumerate(spec["lengths"])
+    ]
+    exponents = [_fmt(spec["time_growth_exponent"][kind], 2) for kind in kinds]
+    timing_rows.append(["growth exponent (3 longest)", *exponents])
+    fit = spec["self_attention_fit"]["quadratic_overtakes_linear_at"]
     out += [
         f"## 4. Wall clock of one forward + backward step (d = {spec['d']}, batch "
         f"{spec['batch']}, median of {spec['repeats']}, {spec['device']}, "
         f"{spec['cpu_count']} cores)",
-        "",
         "Seconds per step. The course predicts that the recurrent layer pays for its T "
         "sequential steps even when each does little work, and attention for its T^2 d "
         "operations only once they dominate.",
-        "",
-        _table(
-            ["T", *spec["kinds"]],
-            [
-                [t] + [_fmt(spec["seconds"][kind][i]) for kind in spec["kinds"]]
-                for i, t in enumerate(spec["lengths"])
-            ]
-            + [
-                ["growth exponent (3 longest)"]
-                + [_fmt(spec["time_growth_exponent"][kind], 2) for kind in spec["kinds"]]
-            ],
-        ),
-        "",
+        _table(["T", *kinds], timing_rows),
         timing_sentence(spec),
-        "",
         "Fitting attention's time as a + bT + cT^2 (relative error, non-negative terms), "
         "the quadratic term overtakes the linear one "
-        + (
-            f"from T = {fit['quadratic_overtakes_linear_at']:.0f}"
-            if fit["quadratic_overtakes_linear_at"]
-            else "nowhere in this range"
-        )
+        + (f"from T = {fit:.0f}" if fit else "nowhere in this range")
         + f" (by operation count at T = 2d = {spec['analytic_quadratic_overtakes_linear_at']}). "
         + _slower("the LSTM", spec["self_attention_slower_than_lstm_from"])
         + " "
         + _slower("the convolution", spec["self_attention_slower_than_convolution_from"]),
-        "",
     ]
     lr = results["long_range"]
+    options = lr["settings"]
     out += [
         "## 5. Long-range recall",
-        "",
         "Accuracy of the recalled symbol `distance` positions from the end of a source of "
         "varying length, each model trained briefly from scratch "
-        f"({lr['settings'].get('num_train')} pairs, {lr['settings'].get('epochs')} epochs, "
-        f"d = {lr['settings'].get('d_model')}, {lr['settings'].get('num_layers', 2)} "
+        f"({options.get('num_train')} pairs, {options.get('epochs')} epochs, "
+        f"d = {options.get('d_model')}, {options.get('num_layers', 2)} "
         f"layer(s) per stack for the Transformer and the CNN, "
-        f"{lr['settings'].get('num_heads', 1)} attention head(s)); chance is "
+        f"{options.get('num_heads', 1)} attention head(s)); chance is "
         f"{_fmt(lr['chance'])}. The course predicts that accuracy falls with distance "
         "where the path between the answer and the output grows: the RNN's with every "
         "step it must carry the symbol, the CNN's once the distance passes its receptive "
         "field (num_layers * (k - 1)), the Transformer's not at all.",
-        "",
         _table(
             ["distance", *lr["accuracy"]],
             [
@@ -759,21 +657,14 @@ def comparison_markdown(results: dict[str, Any]) -> str:
                 for i, n in enumerate(lr["distances"])
             ],
         ),
-        "",
         long_range_sentence(lr),
-        "",
         "## Time spent",
-        "",
         _table(["section", "seconds"], [[k, v] for k, v in results["seconds"].items()]),
-        "",
-        f"Load average at the start: {_fmt(results['environment'].get('load_average'), 2)} "
-        f"on {results['environment']['cpu_count']} cores (other work on the machine "
-        "slows every section).",
-        "",
+        f"Load average at the start: {_fmt(env.get('load_average'), 2)} "
+        f"on {env['cpu_count']} cores (other work on the machine slows every section).",
         "Figures: " + ", ".join(f"`plots/{name}`" for name in PLOTS) + ".",
-        "",
     ]
-    return "\n".join(out)
+    return "\n\n".join(out) + "\n"
 
 
 def write_comparison(results: dict[str, Any], out_dir: str | os.PathLike) -> dict[str, str]:
@@ -796,10 +687,9 @@ def write_comparison(results: dict[str, Any], out_dir: str | os.PathLike) -> dic
 
 def main(args) -> int:
     """`keras-transformer compare`: runs the comparison, writes it, prints the headline figures."""
-    # Every layer and model measured here traces its own tf.function; TensorFlow's
-    # "excessive retracing" notes are expected and would drown the progress lines.
+    # Every layer and model here traces its own tf.function; TensorFlow's "excessive
+    # retracing" notes are expected and would drown the progress lines.
     tf.get_logger().setLevel("ERROR")
-
     size = args.size or ("quick" if args.quick else "full")
     out = args.out
     if os.path.exists(out) and not os.path.isdir(out):

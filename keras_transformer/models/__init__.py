@@ -1,7 +1,4 @@
-"""Functional builders; each returns a `keras.Model` made from `keras.Input`s.
-
-Every builder takes `config=TransformerConfig(...)`, or its fields as keywords.
-"""
+"""Functional builders; each takes `config=TransformerConfig(...)` and/or its fields as keywords."""
 
 from keras_transformer.models.baselines import build_cnn_seq2seq, build_rnn_seq2seq
 from keras_transformer.models.classifier import build_classifier

@@ -1,18 +1,10 @@
 """Encoder-only model for sequence classification."""
 
-from __future__ import annotations
-
 import keras
 
 from keras_transformer._validation import check_positive_int
 from keras_transformer.layers.sequence_pooling import SequencePooling
-from keras_transformer.models._stacks import (
-    embed,
-    embedding,
-    encoder_stack,
-    outputs,
-    token_input,
-)
+from keras_transformer.models._stacks import embed, embedding, encoder_stack, outputs, token_input
 from keras_transformer.models.config import TransformerConfig
 
 
@@ -28,18 +20,12 @@ def build_classifier(
 ) -> keras.Model:
     """Encoder-only Transformer that maps a sequence to class logits.
 
-    The encoder gives every position a representation of the whole sequence
-    (no causal mask); the sequence is pooled into one vector (`"cls"`: the
-    first position, which should hold a `[START]`/`[CLS]` token; `"mean"`: the
-    average over real tokens) and a `Dense` layer gives float32 logits.
+    The encoder output is pooled (`SequencePooling`) into float32 `Dense` logits.
 
     Args:
-        vocab_size: number of token ids (0 is padding).
-        num_classes: number of classes.
-        pooling: `"cls"` or `"mean"`.
-        config: a `TransformerConfig`; None for its defaults.
-        **sizes: `TransformerConfig` fields as keywords (`num_layers=2`,
-            `d_model=64`, ...), replacing the config's values.
+        vocab_size, num_classes: number of token ids (0 is padding), of classes.
+        pooling: `"cls"` (first position, a `[START]`/`[CLS]` token) or `"mean"`.
+        config, **sizes: a `TransformerConfig` and/or its fields as keywords (these win).
         return_attention_scores: as in `build_encoder`.
         name: model name.
 
@@ -47,7 +33,6 @@ def build_classifier(
         A model mapping int ids `(batch, seq_len)` to logits `(batch, num_classes)`.
 
     Example:
-
     >>> import numpy as np
     >>> model = build_classifier(100, 3, num_layers=1, d_model=16, num_heads=2, dff=32)
     >>> tuple(model(np.array([[2, 5, 6, 3, 0]])).shape)

@@ -12,25 +12,17 @@ from keras_transformer._validation import check_divisible, check_positive_int, c
 class TransformerConfig:
     """Model hyperparameters, validated once; every builder and run config uses them.
 
-    Every builder takes `config=TransformerConfig(...)`, or the same fields as
-    keywords (`build_encoder(100, num_layers=2)`); the training configurations
-    hold one (`TrainConfig.model`). The defaults are one small model of the
-    paper's shape; the paper's base model is `num_layers=6, d_model=512, dff=2048`.
+    Defaults: a small model of the paper's shape (base: `num_layers=6, d_model=512, dff=2048`).
 
     Args:
-        num_layers: layers per stack (N).
-        d_model: model width.
-        num_heads: attention heads; must divide `d_model` (heads of `d_model // num_heads`).
-        dff: feed-forward inner size.
-        dropout: residual and embedding dropout.
-        attention_dropout: dropout on attention weights.
+        num_layers, d_model: layers per stack (N); model width.
+        num_heads, dff: attention heads (must divide `d_model`); feed-forward inner size.
+        dropout, attention_dropout: residual and embedding dropout; on attention weights.
         max_length: positions of the position table (the longest sequence).
-        norm_first: pre-LN instead of the paper's post-LN (adds a final LayerNorm).
+        norm_first, activation: pre-LN (adds a final LayerNorm); feed-forward activation.
         learned_positions: learned position embeddings instead of the sinusoid.
-        activation: feed-forward activation.
 
     Example:
-
     >>> config = TransformerConfig(num_layers=2, d_model=64, num_heads=4)
     >>> TransformerConfig.from_json(config.to_json()) == config
     True
@@ -64,11 +56,7 @@ class TransformerConfig:
 
     @classmethod
     def resolve(cls, config: TransformerConfig | None, sizes: dict) -> TransformerConfig:
-        """`config` with `sizes` (a builder's keywords) replacing its fields.
-
-        Raises:
-            TypeError: naming a keyword that is not a field.
-        """
+        """`config` with `sizes` (a builder's keywords) replacing fields; TypeError if unknown."""
         unknown = sorted(set(sizes) - set(cls.field_names()))
         if unknown:
             raise TypeError(
@@ -90,7 +78,7 @@ class TransformerConfig:
 
     @classmethod
     def from_dict(cls, values: dict) -> TransformerConfig:
-        """The config of `values`; keys that are not fields are ignored (a run's config.json)."""
+        """The config of `values`, ignoring keys that are not fields (a run's config.json)."""
         return cls(**{k: v for k, v in values.items() if k in cls.field_names()})
 
     @classmethod

@@ -1,16 +1,8 @@
 """Functional builder of the Transformer decoder."""
 
-from __future__ import annotations
-
 import keras
 
-from keras_transformer.models._stacks import (
-    decoder_stack,
-    embed,
-    embedding,
-    outputs,
-    token_input,
-)
+from keras_transformer.models._stacks import decoder_stack, embed, embedding, outputs, token_input
 from keras_transformer.models.config import TransformerConfig
 
 
@@ -24,30 +16,20 @@ def build_decoder(
 ) -> keras.Model:
     """The decoder stack with its output projection, as a Functional model.
 
-    Target ids are embedded and run through `num_layers` x `DecoderLayer`
-    (causal self-attention, cross-attention to `context`, feed-forward), then a
-    final `Dense` gives float32 logits over the target vocabulary.
-
-    Inputs (a dict):
-        `"target"`: int ids `(batch, tgt_len)` (0 is padding);
-        `"context"`: the encoder output `(batch, src_len, d_model)`;
-        `"context_padding_mask"`: bool `(batch, src_len)`, `True` on real
-        source tokens.
+    Target ids -> embedding -> `num_layers` x `DecoderLayer` -> `Dense` logits.
+    Inputs (a dict): `"target"` int ids `(batch, tgt_len)`; `"context"`, the encoder
+    output `(batch, src_len, d_model)`; `"context_padding_mask"`, bool `(batch, src_len)`.
 
     Args:
         vocab_size: target vocabulary size.
-        config: a `TransformerConfig`; None for its defaults.
-        **sizes: `TransformerConfig` fields as keywords (`num_layers=2`,
-            `d_model=64`, ...), replacing the config's values.
-        return_attention_scores: output a dict with `"logits"` and every
-            layer's self- and cross-attention weights.
+        config, **sizes: a `TransformerConfig` and/or its fields as keywords (these win).
+        return_attention_scores: output a dict with `"logits"` and every layer's weights.
         name: model name.
 
     Returns:
-        A model giving logits `(batch, tgt_len, vocab_size)`.
+        A model giving float32 logits `(batch, tgt_len, vocab_size)`.
 
     Example:
-
     >>> import numpy as np
     >>> decoder = build_decoder(50, num_layers=1, d_model=16, num_heads=2, dff=32)
     >>> logits = decoder({"target": np.array([[2, 9, 4]]),

@@ -1,10 +1,9 @@
 """Dual encoder: one shared encoder embeds both sides of a pair; in-batch similarities."""
 
-from __future__ import annotations
-
 import keras
 
 from keras_transformer.layers import InBatchSimilarity, PaddingMask, SequencePooling
+from keras_transformer.models._stacks import token_input
 from keras_transformer.models.config import TransformerConfig
 from keras_transformer.models.encoder import build_encoder
 
@@ -21,16 +20,13 @@ def build_dual_encoder(
 
     Args:
         vocab_size: size of the joint vocabulary (0 is padding).
-        pooling: `"mean"` or `"cls"` sentence vector.
-        temperature: of `InBatchSimilarity`.
+        pooling, temperature: `"mean"` or `"cls"` sentence vector; of `InBatchSimilarity`.
         config, **sizes: of the encoder, as in `build_encoder`.
 
     Returns:
-        `(model, encoder)`: the model maps `{"left", "right"}` ids `(batch, len)`
-        to logits `(batch, batch)`; `encoder` is the shared sentence encoder.
+        `(model, encoder)`: `{"left", "right"}` ids -> logits `(batch, batch)`; the encoder.
 
     Example:
-
     >>> import numpy as np
     >>> model, encoder = build_dual_encoder(30, num_layers=1, d_model=8, num_heads=2, dff=16)
     >>> ids = np.array([[2, 7, 3], [2, 8, 3]])
@@ -39,11 +35,9 @@ def build_dual_encoder(
     """
     encoder = build_encoder(vocab_size, config=config, name="sentence_encoder", **sizes)
     pool = SequencePooling(pooling, name=f"{pooling}_pooling")
+    inputs = {side: token_input(side) for side in ("left", "right")}
     vectors = []
-    inputs = {}
-    for side in ("left", "right"):
-        ids = keras.Input(shape=(None,), dtype="int32", name=side)
-        inputs[side] = ids
+    for side, ids in inputs.items():
         mask = PaddingMask(name=f"{side}_padding_mask")(ids)
         vectors.append(pool(encoder(ids), padding_mask=mask))  # (batch, d_model)
     logits = InBatchSimilarity(temperature, name="similarity")(vectors)

@@ -1,16 +1,8 @@
 """Functional builder of the Transformer encoder."""
 
-from __future__ import annotations
-
 import keras
 
-from keras_transformer.models._stacks import (
-    embed,
-    embedding,
-    encoder_stack,
-    outputs,
-    token_input,
-)
+from keras_transformer.models._stacks import embed, embedding, encoder_stack, token_input
 from keras_transformer.models.config import TransformerConfig
 
 
@@ -24,14 +16,11 @@ def build_encoder(
 ) -> keras.Model:
     """The encoder stack as a Functional `keras.Model`.
 
-    `PositionalEmbedding` -> dropout -> `num_layers` x `EncoderLayer`, with the
-    padding mask derived from the ids (`ids != 0`) and passed to every layer.
+    Embedding -> `num_layers` x `EncoderLayer`, with explicit padding masks (`ids != 0`).
 
     Args:
         vocab_size: number of token ids (0 is padding).
-        config: a `TransformerConfig`; None for its defaults.
-        **sizes: `TransformerConfig` fields as keywords (`num_layers=2`,
-            `d_model=64`, ...), replacing the config's values.
+        config, **sizes: a `TransformerConfig` and/or its fields as keywords (these win).
         return_attention_scores: output a dict `{"output": ..., "encoder_layer_i_self_attention": ...}`.
         name: model name.
 
@@ -39,7 +28,6 @@ def build_encoder(
         A model mapping int ids `(batch, seq_len)` to `(batch, seq_len, d_model)`.
 
     Example:
-
     >>> import numpy as np
     >>> encoder = build_encoder(100, num_layers=2, d_model=16, num_heads=2, dff=32)
     >>> tuple(encoder(np.array([[5, 6, 7, 0]])).shape)
@@ -50,7 +38,4 @@ def build_encoder(
     scores = {} if return_attention_scores else None
     padding_mask, x = embed(ids, embedding(vocab_size, cfg, "encoder_embedding"), cfg, "encoder")
     x = encoder_stack(x, padding_mask, cfg, scores)
-    result = outputs(x, scores)
-    if isinstance(result, dict):
-        result = {"output": result.pop("logits"), **result}
-    return keras.Model(ids, result, name=name)
+    return keras.Model(ids, x if scores is None else {"output": x, **scores}, name=name)

@@ -1,33 +1,23 @@
 """Moving pre-trained weights between models that share layer names."""
 
-from __future__ import annotations
-
 import keras
 
 
 def transfer_weights(source: keras.Model, target: keras.Model) -> list[str]:
     """Copies the weights of every layer of `target` that `source` has too.
 
-    Layers are matched by name (the builders name the encoder's layers the
-    same way: `encoder_embedding`, `encoder_layer_0`, ..., `encoder_final_norm`),
-    so an encoder pre-trained in `build_masked_language_model` moves into
-    `build_classifier` or `build_encoder` with one call; the heads, which
-    differ in name, keep their fresh initialisation.
+    Layers match by name (`encoder_layer_0`, ...), so an encoder moves; heads stay fresh.
 
     Args:
-        source: the trained model.
-        target: the model to initialise; built, with weights.
+        source, target: the trained model; the (built) model to initialise.
 
     Returns:
         The names of the layers copied, in `target`'s order.
 
     Raises:
-        ValueError: if no layer with weights is shared, or a shared layer's
-            weights differ in shape (the models were built with different
-            sizes: `d_model`, `dff`, `num_heads`, `vocab_size`, ...).
+        ValueError: if no layer with weights is shared, or shapes differ.
 
     Example:
-
     >>> from keras_transformer.models import build_classifier, build_masked_language_model
     >>> sizes = dict(num_layers=1, d_model=16, num_heads=2, dff=32)
     >>> mlm = build_masked_language_model(50, **sizes)

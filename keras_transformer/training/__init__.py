@@ -9,10 +9,6 @@ from keras_transformer.training.optimizer import make_optimizer, paper_adam
 from keras_transformer.training.schedule import TransformerSchedule
 
 __all__ = [
-    "MaskedAccuracy",
-    "MaskedSequenceAccuracy",
-    "MaskedSparseCategoricalCrossentropy",
-    "TransformerSchedule",
-    "make_optimizer",
-    "paper_adam",
-]
+    "MaskedAccuracy", "MaskedSequenceAccuracy", "MaskedSparseCategoricalCrossentropy",
+    "TransformerSchedule", "make_optimizer", "paper_adam",
+]  # fmt: skip

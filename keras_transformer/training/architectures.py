@@ -1,8 +1,4 @@
-"""One recipe per architecture: data -> model -> loss and metrics -> evaluation -> plots.
-
-`train` (run.py) runs the shared steps (run directory, compile, fit with the
-callbacks, config, metrics and plots) around the `Recipe` that
-`RECIPES[kind](config, task, init)` returns:
+"""One recipe per architecture (data, model, loss, evaluation, plots) that `train` runs.
 
 | recipe         | `--architecture` / task                 | model                         |
 |----------------|-----------------------------------------|-------------------------------|
@@ -11,13 +7,6 @@ callbacks, config, metrics and plots) around the `Recipe` that
 | `it_referent`  | encoder or decoder-only, `it-referent`  | `build_token_classifier`      |
 | `sequence`     | encoder, `reviews` / `imdb`             | `build_classifier`            |
 | `dual_encoder` | dual-encoder, pair tasks                | `build_dual_encoder`          |
-
-The "it" experiment of the course: both models are the same size and are
-trained the same way; the encoder reaches ~1.0 test accuracy and the causal
-model stays near chance (0.5), because the word that decides the referent
-comes after "it". Decoder-only translation reads the source as a prefix (one
-joint vocabulary, loss on the target only) and its `metrics.json` has the same
-figures as the encoder-decoder run, so the two compare at equal size.
 """
 
 from __future__ import annotations
@@ -49,6 +38,7 @@ from keras_transformer.inference import SentenceEncoder, Translator, retrieval_a
 from keras_transformer.inference.generation import translate_by_prefix
 from keras_transformer.models.config import TransformerConfig
 from keras_transformer.training.config import SEQUENCE_TASKS, TOKEN_TASKS
+from keras_transformer.training.fitting import classifier_compile
 
 logger = logging.getLogger(__name__)
 
@@ -98,21 +88,14 @@ def warn_if_truncated(texts: list[str], tokenizer, max_length: int) -> int:
     if count:
         logger.warning(
             "%d of %d training text(s) exceed max_length=%d tokens and are truncated; raise "
-            "--max-length to keep them whole.",
-            count,
-            len(texts),
-            max_length,
-        )
+            "--max-length to keep them whole.", count, len(texts), max_length,
+        )  # fmt: skip
     return count
 
 
 def with_known_length(dataset: tf.data.Dataset) -> tuple[tf.data.Dataset, int]:
-    """One pass over `dataset` (filling its cache): its batch count is declared and
-    the number of non-padding label tokens per epoch returned.
-
-    Bucketing hides the number of batches from tf.data; once it is known, Keras
-    shows a full progress bar and does not warn that the input "ran out of data".
-    """
+    """`dataset` with its batch count declared (bucketing hides it; Keras then warns that the
+    input "ran out of data"), and its non-padding label tokens per epoch, in one pass."""
     batches = tokens = 0
     for _, labels in dataset:
         batches += 1
@@ -132,9 +115,8 @@ def check_full_batch(filled: bool, config, why: str = "") -> None:
 def translation_metrics(model, test_ds, test_pairs, translate, tokens_per_epoch, fit) -> dict:
     """Test scores of a translation run; `translate(sources)` gives the predictions.
 
-    References are whitespace-normalised, the form the tokenizers round-trip.
-    BLEU counts word n-grams, so one-word outputs (German compounds) score 0
-    even when right; chrF (character n-grams) is reported beside it.
+    References are whitespace-normalised; chrF sits beside BLEU, which scores right one-word
+    outputs (German compounds) 0.
     """
     scores = model.evaluate(test_ds, verbose=0, return_dict=True)
     sources = [s for s, _ in test_pairs]
@@ -171,10 +153,8 @@ def translation(config, task: data.Task, init=None) -> Recipe:
         warnings.warn(
             f"the {len(task.train)} training pairs fill no complete batch of --batch-size "
             f"{config.batch_size} (batches are grouped by length); training on incomplete "
-            "batches. Lower --batch-size to silence this.",
-            UserWarning,
-            stacklevel=2,
-        )
+            "batches. Lower --batch-size to silence this.", UserWarning, stacklevel=2,
+        )  # fmt: skip
         train_ds, tokens_per_epoch = with_known_length(dataset(task.train, True, False))
     sizes = config.model
 
@@ -188,16 +168,12 @@ def translation(config, task: data.Task, init=None) -> Recipe:
 
     return Recipe(
         build=lambda: models.build_transformer(source.vocab_size, target.vocab_size, config=sizes),
-        train_ds=train_ds,
-        val_ds=with_known_length(dataset(task.validation, False))[0],
-        tokenizers={"source": source, "target": target},
-        evaluate=evaluate,
+        train_ds=train_ds, val_ds=with_known_length(dataset(task.validation, False))[0],
+        tokenizers={"source": source, "target": target}, evaluate=evaluate, plot=plot,
         config_extra={
-            "source_vocab_size": source.vocab_size,
-            "target_vocab_size": target.vocab_size,
+            "source_vocab_size": source.vocab_size, "target_vocab_size": target.vocab_size
         },
-        plot=plot,
-    )
+    )  # fmt: skip
 
 
 def plot_cross_attention(model, sizes, source_tokenizer, target_tokenizer, text, plots_dir) -> str:
@@ -215,25 +191,30 @@ def plot_cross_attention(model, sizes, source_tokenizer, target_tokenizer, text,
     scores = probe({"source": source_ids, "target": target_ids}, training=False)
     weights = scores[f"decoder_layer_{sizes.num_layers - 1}_cross_attention"][0]
     return plots.plot_attention(
-        weights,
-        _tokens(generated, target_tokenizer),
+        weights, _tokens(generated, target_tokenizer),
         _tokens(list(source_ids[0]), source_tokenizer),
         os.path.join(plots_dir, "cross_attention.png"),
         title=f"last decoder layer cross-attention: {text!r}",
-    )
+    )  # fmt: skip
 
 
 def _tokens(ids, tokenizer) -> list[str]:
     return [t.decode() for t in tokenizer.lookup(np.array([ids])).numpy()[0]]
 
 
-def prefix(config, task: data.Task, init=None) -> Recipe:
-    """A language model continuing `[START] source [SEP]` with the target."""
+def _joint_tokenizer(config, task: data.Task, why: str = ""):
+    """One WordPiece vocabulary over both sides of the training pairs (which must fill a batch)."""
     texts = [s for s, _ in task.train] + [t for _, t in task.train]
     tokenizer = data.WordPieceTokenizer.learn(texts, config.vocab_size)
-    check_full_batch(len(task.train) >= config.batch_size, config)
-    sizes = config.model  # source and target, each up to max_length:
-    sizes = dataclasses.replace(sizes, max_length=2 * config.max_length)
+    check_full_batch(len(task.train) >= config.batch_size, config, why)
+    return tokenizer
+
+
+def prefix(config, task: data.Task, init=None) -> Recipe:
+    """A language model continuing `[START] source [SEP]` with the target."""
+    tokenizer = _joint_tokenizer(config, task)
+    # source and target, each up to max_length:
+    sizes = dataclasses.replace(config.model, max_length=2 * config.max_length)
 
     def dataset(pairs, training):
         return prefix_dataset(
@@ -253,15 +234,12 @@ def prefix(config, task: data.Task, init=None) -> Recipe:
 
     return Recipe(
         build=lambda: models.build_language_model(tokenizer.vocab_size, config=sizes),
-        train_ds=train_ds,
-        val_ds=dataset(task.validation, False),
-        tokenizers={"joint": tokenizer},
-        evaluate=evaluate,
+        train_ds=train_ds, val_ds=dataset(task.validation, False),
+        tokenizers={"joint": tokenizer}, evaluate=evaluate,
         config_extra={
-            "joint_vocab_size": tokenizer.vocab_size,
-            "sequence_length": sizes.max_length,
+            "joint_vocab_size": tokenizer.vocab_size, "sequence_length": sizes.max_length
         },
-    )
+    )  # fmt: skip
 
 
 def it_referent_recipe(config, task: data.Task, init=None) -> Recipe:
@@ -287,21 +265,17 @@ def it_referent_recipe(config, task: data.Task, init=None) -> Recipe:
         rows = np.arange(len(ids))
         predicted = logits[rows, positions, 1:].argmax(axis=-1)  # the "no label" logit dropped
         truth = labels[rows, positions] - 1
+        speed = len(arrays["train"][0]) * fit.epochs_run / fit.seconds
         return {
             "test_accuracy": float((predicted == truth).mean()),
             "chance_accuracy": float(max(np.bincount(truth, minlength=2)) / len(truth)),
-            "train_sentences_per_second": round(
-                len(arrays["train"][0]) * fit.epochs_run / fit.seconds, 1
-            ),
+            "train_sentences_per_second": round(speed, 1),
             "samples": [
-                {
-                    "sentence": sentences[i],
-                    "reference": task.test[i][1],
-                    "prediction": it_referent.nouns(sentences[i])[int(predicted[i])],
-                }
+                {"sentence": sentences[i], "reference": task.test[i][1],
+                 "prediction": it_referent.nouns(sentences[i])[int(predicted[i])]}
                 for i in range(min(5, len(truth)))
             ],
-        }
+        }  # fmt: skip
 
     def plot(model, plots_dir):
         path = os.path.join(plots_dir, "it_attention.png")
@@ -311,34 +285,22 @@ def it_referent_recipe(config, task: data.Task, init=None) -> Recipe:
         build=lambda: models.build_token_classifier(
             tokenizer.vocab_size, num_classes, causal=causal, config=sizes
         ),
-        train_ds=dataset("train", True),
-        val_ds=dataset("validation", False),
-        tokenizers={"source": tokenizer},
-        evaluate=evaluate,
+        train_ds=dataset("train", True), val_ds=dataset("validation", False),
+        tokenizers={"source": tokenizer}, evaluate=evaluate, plot=plot,
         config_extra={
-            "source_vocab_size": tokenizer.vocab_size,
-            "num_classes": num_classes,
+            "source_vocab_size": tokenizer.vocab_size, "num_classes": num_classes,
             "class_names": list(it_referent.CLASS_NAMES),
         },
-        plot=plot,
-    )
+    )  # fmt: skip
 
 
 def plot_it_attention(
-    model: keras.Model,
-    tokenizer: data.WordPieceTokenizer,
-    sentence: str,
-    path: str,
-    *,
-    causal: bool = False,
-    config: TransformerConfig | None = None,
-    **sizes: Any,
-) -> str:
-    """Heat map of every layer's attention *from "it"* to the tokens of `sentence`.
+    model: keras.Model, tokenizer: data.WordPieceTokenizer, sentence: str, path: str, *,
+    causal: bool = False, config: TransformerConfig | None = None, **sizes: Any,
+) -> str:  # fmt: skip
+    """Heat map of every layer's attention *from "it"* (one row per layer, one panel per head).
 
-    One row per layer (the query is the token "it"), one panel per head. A
-    causal model's weights after "it" are zero: it cannot look at the word
-    that decides the referent, which is the whole point of the experiment.
+    A causal model's weights after "it" are zero: it cannot see the word that decides.
 
     Args:
         model: a trained `build_token_classifier` model.
@@ -354,43 +316,32 @@ def plot_it_attention(
     config = TransformerConfig.resolve(config, sizes)
     prefix_name = "decoder" if causal else "encoder"
     probe = models.build_token_classifier(
-        model.get_layer(f"{prefix_name}_embedding").vocab_size,
-        model.get_layer("logits").units,
-        causal=causal,
-        config=config,
-        return_attention_scores=True,
-    )
+        model.get_layer(f"{prefix_name}_embedding").vocab_size, model.get_layer("logits").units,
+        causal=causal, config=config, return_attention_scores=True,
+    )  # fmt: skip
     probe.set_weights(model.get_weights())
     ids = np.asarray(data.encode_source([sentence], tokenizer, config.max_length))
     position = int(np.argmax(ids[0] == tokenizer.token_to_id("it")))
     scores = probe(ids, training=False)
-    rows = np.stack(
-        [
-            np.asarray(scores[f"{prefix_name}_layer_{i}_self_attention"])[0, :, position, :]
-            for i in range(config.num_layers)
-        ],
-        axis=1,
-    )  # (num_heads, num_layers, seq_len): the row of "it" in every layer
+    layers = range(config.num_layers)
+    names = [f"{prefix_name}_layer_{i}_self_attention" for i in layers]
+    # (num_heads, num_layers, seq_len): the row of "it" in every layer
+    rows = np.stack([np.asarray(scores[name])[0, :, position] for name in names], axis=1)
     kind = "causal decoder" if causal else "encoder"
     return plots.plot_attention(
-        rows,
-        [f"layer {i}: it" for i in range(config.num_layers)],
-        _tokens(list(ids[0]), tokenizer),
-        path,
+        rows, [f"layer {i}: it" for i in layers], _tokens(list(ids[0]), tokenizer), path,
         title=f"{kind} attention from 'it': {sentence!r}",
-    )
+    )  # fmt: skip
 
 
 def sequence(config, task: data.Task, init=None) -> Recipe:
     """An encoder classifier; `init` (a pre-training run) fixes the tokenizer and sizes."""
     class_names = sorted({label for _, label in task.train})
-    sizes = config.model
-    pretrained = None
+    sizes, pretrained = config.model, None
     if init is not None:
         pretrained, tokenizer, pretrain_config = init
-        sizes = dataclasses.replace(
-            TransformerConfig.from_dict(pretrain_config), dropout=config.dropout
-        )
+        sizes = TransformerConfig.from_dict(pretrain_config)
+        sizes = dataclasses.replace(sizes, dropout=config.dropout)
         logger.info("fine-tuning the encoder of %s: %s", config.init_from, sizes)
     else:
         tokenizer = data.WordPieceTokenizer.learn([s for s, _ in task.train], config.vocab_size)
@@ -418,42 +369,25 @@ def sequence(config, task: data.Task, init=None) -> Recipe:
         test_loss, test_accuracy = model.evaluate(dataset(task.test, False), verbose=0)
         counts = np.bincount([class_names.index(label) for _, label in task.test])
         return {
-            "test_accuracy": float(test_accuracy),
-            "test_loss": float(test_loss),
+            "test_accuracy": float(test_accuracy), "test_loss": float(test_loss),
             "chance_accuracy": float(counts.max() / counts.sum()),
-            "initialized_from": config.init_from,
-            "transferred_layers": transferred,
-            "samples": [],
-        }
+            "initialized_from": config.init_from, "transferred_layers": transferred, "samples": [],
+        }  # fmt: skip
 
     return Recipe(
-        build=build,
-        train_ds=dataset(task.train, True),
-        val_ds=dataset(task.validation, False),
-        tokenizers={"source": tokenizer},
-        evaluate=evaluate,
+        build=build, train_ds=dataset(task.train, True), val_ds=dataset(task.validation, False),
+        tokenizers={"source": tokenizer}, evaluate=evaluate,
         config_extra={
-            "source_vocab_size": tokenizer.vocab_size,
-            "class_names": class_names,
+            "source_vocab_size": tokenizer.vocab_size, "class_names": class_names,
             "model_sizes": {**sizes.to_dict()},
         },
         **classifier_compile(),
-    )
-
-
-def classifier_compile(name: str = "accuracy") -> dict:
-    """`loss` and `metrics` of a model whose logits score one class per example."""
-    return {
-        "loss": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-        "metrics": [keras.metrics.SparseCategoricalAccuracy(name=name)],
-    }
+    )  # fmt: skip
 
 
 def dual_encoder(config, task: data.Task, init=None) -> Recipe:
     """Sentence vectors from pairs that mean the same (in-batch negatives)."""
-    texts = [s for s, _ in task.train] + [t for _, t in task.train]
-    tokenizer = data.WordPieceTokenizer.learn(texts, config.vocab_size)
-    check_full_batch(len(task.train) >= config.batch_size, config, " (a batch is the candidates)")
+    tokenizer = _joint_tokenizer(config, task, " (a batch is the candidates)")
 
     def dataset(pairs, batch_size, training):
         return pair_dataset(
@@ -464,8 +398,7 @@ def dual_encoder(config, task: data.Task, init=None) -> Recipe:
     def evaluate(model, fit):
         encoder = model.get_layer("sentence_encoder")
         search = SentenceEncoder(encoder, tokenizer, pooling="mean", max_length=config.max_length)
-        sources = [s for s, _ in task.test]
-        targets = [t for _, t in task.test]
+        sources, targets = [s for s, _ in task.test], [t for _, t in task.test]
         nearest = search.similarity(sources, targets).argmax(axis=1)
         return {
             # the right translation among all the test translations, and the other way round
@@ -473,12 +406,8 @@ def dual_encoder(config, task: data.Task, init=None) -> Recipe:
             "test_reverse_retrieval_accuracy_at_1": retrieval_accuracy(search, targets, sources),
             "chance_accuracy": 1.0 / len(task.test),
             "samples": [
-                {
-                    "query": sources[i],
-                    "reference": targets[i],
-                    "retrieved": targets[int(nearest[i])],
-                }
-                for i in range(min(5, len(sources)))
+                {"query": sources[i], "reference": targets[i], "retrieved": targets[j]}
+                for i, j in enumerate(nearest[:5].tolist())
             ],
         }
 
@@ -488,21 +417,17 @@ def dual_encoder(config, task: data.Task, init=None) -> Recipe:
         )[0],
         train_ds=dataset(task.train, config.batch_size, True),
         val_ds=dataset(task.validation, min(config.batch_size, len(task.validation)), False),
-        tokenizers={"joint": tokenizer},
-        evaluate=evaluate,
+        tokenizers={"joint": tokenizer}, evaluate=evaluate,
         config_extra={"joint_vocab_size": tokenizer.vocab_size, "pooling": "mean"},
         learning_rate=1e-3 if config.learning_rate is None else config.learning_rate,
         **classifier_compile("in_batch_accuracy"),
-    )
+    )  # fmt: skip
 
 
 RECIPES: dict[str, Callable[..., Recipe]] = {
-    "translation": translation,
-    "prefix": prefix,
-    "it_referent": it_referent_recipe,
-    "sequence": sequence,
-    "dual_encoder": dual_encoder,
-}
+    "translation": translation, "prefix": prefix, "it_referent": it_referent_recipe,
+    "sequence": sequence, "dual_encoder": dual_encoder,
+}  # fmt: skip
 """The recipe of each kind of run (`recipe_name(config)` picks one)."""
 
 

@@ -1,24 +1,8 @@
-"""Training to a time budget: a learning-rate schedule shaped to it and a callback that stops at it.
+"""Training to a time budget (`--time-budget 10m`): a schedule shaped to it, a callback to stop.
 
-`--time-budget 10m` means "train as well as you can in ten minutes". Two pieces:
-
-- `BudgetSchedule`: linear warm-up to a peak rate, then a cosine decay that
-  reaches `final_fraction * peak` exactly on step `total_steps`. How many steps
-  fit in the budget is not known before training starts (it depends on the
-  machine and on what else runs on it), so `total_steps` lives in a variable
-  that `TimeBudget` keeps re-estimating from the measured pace. The schedule
-  therefore ends its decay when the time runs out, not at a guessed epoch.
-- `TimeBudget`: a Keras callback that measures elapsed time (wall clock, or
-  the process's CPU time on a machine shared with other work), updates the
-  schedule's `total_steps` to `steps_done * budget / elapsed`, and sets
-  `model.stop_training` at the first batch past the budget. Keras 3 checks that
-  flag after every batch; the epoch's validation then still runs, so a
-  checkpoint callback keeping the best validation loss sees the last state.
-
-Why a decay to (almost) zero at the end: with a fixed step budget, a schedule
-that anneals to zero at the last step beats the paper's inverse square root,
-which leaves the rate high when training is cut (measured in
-`benchmarks/real_corpora.py`; see docs/performance.md).
+`BudgetSchedule` warms up, then decays (cosine) to its end on step `total_steps`, which
+`TimeBudget` keeps re-estimating from the measured pace, so the decay ends when time runs
+out; annealing to zero beats the paper's schedule on a fixed budget (docs/performance.md).
 
 Example:
 
@@ -65,7 +49,7 @@ def parse_duration(text: str | float | int) -> float:
     return seconds
 
 
-def _check_positive(name: str, value: Any, *, integer: bool) -> float | int:
+def _check_positive(name: str, value: Any, integer: bool = True) -> float | int:
     kinds = (numbers.Integral,) if integer else (numbers.Real,)
     if isinstance(value, bool) or not isinstance(value, kinds) or not math.isfinite(value):
         kind = "an int" if integer else "a number"
@@ -80,12 +64,11 @@ class BudgetSchedule(keras.optimizers.schedules.LearningRateSchedule):
     """Linear warm-up, then cosine decay that ends on step `total_steps`.
 
     rate(i) = peak * (i + 1) / warmup_steps                    for i < warmup_steps
-    rate(i) = peak * (f + (1 - f) * (1 + cos(pi * p)) / 2)     after, p = progress in [0, 1]
+    rate(i) = peak * (f + (1 - f) * (1 + cos(pi * p)) / 2)     after,
 
-    where `p = (i + 1 - warmup_steps) / (total_steps - warmup_steps)` (clipped to
-    1) and `f = final_fraction`. `total_steps` is a non-trainable variable:
-    `TimeBudget` updates it while training as the pace is measured
-    (`set_total_steps`); it is always kept at least `warmup_steps + 1`.
+    with `p = (i + 1 - warmup_steps) / (total_steps - warmup_steps)` clipped to 1 and
+    `f = final_fraction`. `total_steps` is a variable (`set_total_steps`), kept at least
+    `warmup_steps + 1`.
 
     Args:
         peak_learning_rate: float > 0, the rate at the end of the warm-up.
@@ -101,31 +84,21 @@ class BudgetSchedule(keras.optimizers.schedules.LearningRateSchedule):
     """
 
     def __init__(
-        self,
-        peak_learning_rate: float,
-        warmup_steps: int = 200,
-        total_steps: int = 10_000,
+        self, peak_learning_rate: float, warmup_steps: int = 200, total_steps: int = 10_000,
         final_fraction: float = 0.0,
-    ) -> None:
+    ) -> None:  # fmt: skip
         super().__init__()
-        self.peak_learning_rate = _check_positive(
-            "peak_learning_rate", peak_learning_rate, integer=False
-        )
-        self.warmup_steps = _check_positive("warmup_steps", warmup_steps, integer=True)
-        total_steps = _check_positive("total_steps", total_steps, integer=True)
-        if (
-            isinstance(final_fraction, bool)
-            or not isinstance(final_fraction, numbers.Real)
-            or not 0 <= final_fraction < 1
-        ):
+        self.peak_learning_rate = _check_positive("peak_learning_rate", peak_learning_rate, False)
+        self.warmup_steps = _check_positive("warmup_steps", warmup_steps)
+        total_steps = _check_positive("total_steps", total_steps)
+        bad = isinstance(final_fraction, bool) or not isinstance(final_fraction, numbers.Real)
+        if bad or not 0 <= final_fraction < 1:
             raise ValueError(f"final_fraction={final_fraction!r} must be in [0, 1), e.g. 0.0")
         self.final_fraction = float(final_fraction)
         self._total = keras.Variable(
-            float(max(total_steps, self.warmup_steps + 1)),
-            dtype="float32",
-            trainable=False,
+            float(max(total_steps, self.warmup_steps + 1)), dtype="float32", trainable=False,
             name="budget_total_steps",
-        )
+        )  # fmt: skip
 
     @property
     def total_steps(self) -> int:
@@ -134,25 +107,22 @@ class BudgetSchedule(keras.optimizers.schedules.LearningRateSchedule):
 
     def set_total_steps(self, total_steps: int) -> None:
         """Moves the end of the decay (kept at least `warmup_steps + 1`)."""
-        total_steps = _check_positive("total_steps", total_steps, integer=True)
+        total_steps = _check_positive("total_steps", total_steps)
         self._total.assign(float(max(total_steps, self.warmup_steps + 1)))
 
     def __call__(self, step: Any) -> Any:
         step = ops.cast(step, "float32") + 1.0
         warmup = float(self.warmup_steps)
-        rising = step / warmup
         progress = ops.clip((step - warmup) / ops.maximum(self._total - warmup, 1.0), 0.0, 1.0)
         cosine = 0.5 * (1.0 + ops.cos(math.pi * progress))
         falling = self.final_fraction + (1.0 - self.final_fraction) * cosine
-        return self.peak_learning_rate * ops.where(step < warmup, rising, falling)
+        return self.peak_learning_rate * ops.where(step < warmup, step / warmup, falling)
 
     def get_config(self) -> dict[str, Any]:
         return {
-            "peak_learning_rate": self.peak_learning_rate,
-            "warmup_steps": self.warmup_steps,
-            "total_steps": self.total_steps,
-            "final_fraction": self.final_fraction,
-        }
+            "peak_learning_rate": self.peak_learning_rate, "warmup_steps": self.warmup_steps,
+            "total_steps": self.total_steps, "final_fraction": self.final_fraction,
+        }  # fmt: skip
 
 
 _CLOCKS = {"wall": time.perf_counter, "process": time.process_time}
@@ -161,35 +131,26 @@ _CLOCKS = {"wall": time.perf_counter, "process": time.process_time}
 class TimeBudget(keras.callbacks.Callback):
     """Stops `fit` when a time budget is spent and shapes a `BudgetSchedule` to it.
 
-    The clock starts at `on_train_begin`. After every batch the elapsed time is
-    compared with the budget; past it, `model.stop_training` is set (Keras ends
-    the epoch there and runs its validation, so checkpoint callbacks see the
-    final state). Every `update_every` batches, and at the end of every epoch
-    (so that validation time is counted), the schedule's `total_steps` is set
-    to the number of steps that fit at the pace measured so far:
-    `steps_done * budget / elapsed`, never less than `steps_done + 1`.
+    Past the budget (checked after every batch) `model.stop_training` is set; the epoch's
+    validation still runs. Every `update_every` batches and at each epoch end, the schedule's
+    `total_steps` becomes `steps_done * budget / elapsed` (at least `steps_done + 1`).
 
     Args:
         budget_seconds: float > 0, or a duration string such as `"10m"`.
-        clock: `"wall"` (time.perf_counter) or `"process"` (the process's CPU
-            time, all threads: fair on a machine shared with other work).
+        clock: `"wall"` (time.perf_counter) or `"process"` (CPU time, all threads: fair on
+            a shared machine).
         schedule: an optional `BudgetSchedule` to keep shaped to the budget.
         update_every: batches between two re-estimates of `total_steps`.
 
     Attributes:
         elapsed: seconds used so far (after training: in total).
-        stopped_step: the optimizer step at which the budget stopped training,
-            or None if `fit` ended on its own.
+        stopped_step: the optimizer step the budget stopped at, or None.
     """
 
     def __init__(
-        self,
-        budget_seconds: float | str,
-        *,
-        clock: str = "wall",
-        schedule: BudgetSchedule | None = None,
-        update_every: int = 20,
-    ) -> None:
+        self, budget_seconds: float | str, *, clock: str = "wall",
+        schedule: BudgetSchedule | None = None, update_every: int = 20,
+    ) -> None:  # fmt: skip
         super().__init__()
         self.budget_seconds = parse_duration(budget_seconds)
         if clock not in _CLOCKS:
@@ -199,14 +160,9 @@ class TimeBudget(keras.callbacks.Callback):
                 f"schedule={schedule!r} must be a BudgetSchedule (or None); other schedules "
                 "cannot be reshaped to the budget"
             )
-        self.clock = clock
-        self.schedule = schedule
-        self.update_every = int(_check_positive("update_every", update_every, integer=True))
-        self._now = _CLOCKS[clock]
-        self._start = None
-        self._first_step = 0
-        self.elapsed = 0.0
-        self.stopped_step = None
+        self.clock, self.schedule, self._now = clock, schedule, _CLOCKS[clock]
+        self.update_every = int(_check_positive("update_every", update_every))
+        self._start, self._first_step, self.elapsed, self.stopped_step = None, 0, 0.0, None
 
     def _steps_done(self) -> int:
         return int(ops.convert_to_numpy(self.model.optimizer.iterations)) - self._first_step
@@ -251,11 +207,9 @@ class TimeBudget(keras.callbacks.Callback):
 def planned_schedule(config, steps_per_epoch: int, tokens_per_batch: float) -> BudgetSchedule:
     """The `BudgetSchedule` of a run whose `config.planned_schedule` is true.
 
-    Under a budget, the steps it buys are estimated from the pace table
-    (`data.sizing.estimate_steps`; `TimeBudget` corrects them while training);
-    without one, they are `epochs * steps_per_epoch`. The warm-up is
-    `config.warmup_steps` if set, else 8 % of those steps (`choose_warmup`),
-    and is written back to `config.warmup_steps` for `config.json`.
+    Its steps are those the budget buys (`data.sizing.estimate_steps`), else
+    `epochs * steps_per_epoch`; the warm-up, if unset, is 8 % of them (`choose_warmup`),
+    written back to `config.warmup_steps`.
     """
     from keras_transformer.data import sizing
 

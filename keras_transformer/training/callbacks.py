@@ -17,35 +17,22 @@ KILL_AT = "KERAS_TRANSFORMER_TEST_KILL_AT"
 def kill_point(name: str) -> None:
     """Test hook: SIGKILL this process when `$KERAS_TRANSFORMER_TEST_KILL_AT` equals `name`.
 
-    The reliability tests kill training at named points, deterministically,
-    and check that the same command resumes to a consistent run directory.
-    Points: `mid_epoch:E` (after batch 1 of epoch E), `after_checkpoint:E`
-    (after the best checkpoint of epoch E, before its history row),
-    `before_plots` (model.keras written) and `before_metrics` (plots written,
-    metrics.json not). Unset (always, outside the tests) it does nothing.
+    Points: `mid_epoch:E` (after batch 1 of epoch E), `after_checkpoint:E` (after the best
+    checkpoint of epoch E, before its history row), `before_plots` and `before_metrics`.
+    Unset (always, outside the reliability tests) it does nothing.
     """
     if os.environ.get(KILL_AT) == name:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _fsync_file(path: str) -> None:
+def _fsync_file(path: str) -> None:  # flush a closed file's data to disk
     with open(path, "rb") as handle:
         os.fsync(handle.fileno())
 
 
 def save_weights_atomically(model: keras.Model, filepath: str) -> None:
-    """`model.save_weights(filepath)`, but a kill at any moment leaves a loadable file.
-
-    The weights are written to a temporary `*.weights.h5` file beside
-    `filepath`, flushed to disk, then moved over `filepath` with `os.replace`
-    (atomic on POSIX and Windows). A process killed while HDF5 is writing
-    leaves only the temporary file behind; `filepath` keeps the previous
-    complete weights (or does not exist yet).
-
-    Args:
-        model: the model whose weights to save.
-        filepath: the destination, ending in `.weights.h5`.
-    """
+    """`model.save_weights(filepath)` via a temporary file and `os.replace`: a kill at any
+    moment leaves a loadable `filepath` (ending in `.weights.h5`)."""
     if not filepath.endswith(".weights.h5"):
         raise ValueError(f"filepath={filepath!r} must end in '.weights.h5'")
     directory, name = os.path.split(filepath)
@@ -58,13 +45,9 @@ def save_weights_atomically(model: keras.Model, filepath: str) -> None:
 class ResumableCSVLogger(keras.callbacks.Callback):
     """One CSV row per finished epoch, continuous across interrupted runs.
 
-    Keras's `CSVLogger(append=True)` appends whatever epochs run, so a run
-    killed after the row of epoch `k` was written but before the
-    `BackupAndRestore` state of epoch `k` was saved repeats epoch `k` on
-    resume and logs it twice. This logger looks at the first epoch it is told
-    about (the one `BackupAndRestore` resumes from), drops any rows from that
-    epoch on, and appends; each row is flushed and fsynced as it is written.
-    The result always has epochs `0 .. N-1` in order, without duplicates.
+    Unlike `CSVLogger(append=True)`, which logs an epoch twice when a kill falls between its
+    row and its backup, rows from the first epoch run on are dropped before appending; each
+    row is fsynced.
 
     Args:
         filename: the CSV file (created if missing).
@@ -83,9 +66,7 @@ class ResumableCSVLogger(keras.callbacks.Callback):
 
     def __init__(self, filename: str | os.PathLike):
         super().__init__()
-        self.filename = os.fspath(filename)
-        self._fields: list[str] | None = None
-        self._started = False
+        self.filename, self._fields, self._started = os.fspath(filename), None, False
 
     def _read(self) -> tuple[list[str] | None, list[dict]]:
         if not os.path.isfile(self.filename):
@@ -100,8 +81,7 @@ class ResumableCSVLogger(keras.callbacks.Callback):
     def on_epoch_begin(self, epoch, logs=None):
         if self._started:
             return
-        self._started = True
-        fields, rows = self._read()
+        self._started, (fields, rows) = True, self._read()
         kept = [row for row in rows if row.get("epoch", "").isdigit() and int(row["epoch"]) < epoch]
         if fields is not None and len(kept) != len(rows):
             self._write(fields, kept, mode="w")
@@ -123,18 +103,14 @@ class ResumableCSVLogger(keras.callbacks.Callback):
             if mode == "w":
                 writer.writeheader()
             writer.writerows(rows)
-            handle.flush()
-            os.fsync(handle.fileno())
+        _fsync_file(self.filename)
 
 
 class BestWeights(keras.callbacks.Callback):
     """Save the weights whenever `monitor` reaches a new minimum, never after NaN.
 
-    Like `keras.callbacks.ModelCheckpoint(save_best_only=True,
-    save_weights_only=True)`, except that an epoch whose training loss or
-    monitored value is NaN or infinite is never saved (its weights are
-    already broken), so after a divergence the file still holds the last
-    good weights. `initial_best` continues the comparison of a resumed run.
+    `ModelCheckpoint(save_best_only=True, save_weights_only=True)`, except that an epoch with
+    a non-finite loss or monitored value is never saved, keeping the last good weights.
 
     Args:
         filepath: where to write the weights (`*.weights.h5`).
@@ -144,8 +120,7 @@ class BestWeights(keras.callbacks.Callback):
 
     def __init__(self, filepath: str, monitor: str = "val_loss", initial_best: float | None = None):
         super().__init__()
-        self.filepath = filepath
-        self.monitor = monitor
+        self.filepath, self.monitor = filepath, monitor
         self.best = math.inf if initial_best is None else float(initial_best)
 
     def on_epoch_end(self, epoch, logs=None):
@@ -153,8 +128,8 @@ class BestWeights(keras.callbacks.Callback):
         values = [logs.get("loss"), logs.get(self.monitor)]
         if any(v is None or not math.isfinite(float(v)) for v in values):
             return
-        if float(logs[self.monitor]) < self.best:
-            self.best = float(logs[self.monitor])
+        if float(values[1]) < self.best:
+            self.best = float(values[1])
             save_weights_atomically(self.model, self.filepath)
         kill_point(f"after_checkpoint:{epoch}")  # test hook: no-op unless set
 
@@ -169,18 +144,12 @@ class BestWeights(keras.callbacks.Callback):
 class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
     """`keras.callbacks.BackupAndRestore` whose backup survives a kill at any moment.
 
-    Keras's callback overwrites `latest.weights.h5` in place: a process killed
-    (SIGKILL, preemption, out of memory) while HDF5 is writing it leaves a
-    truncated file, and the next run fails in `fit` with
-    `OSError: Unable to synchronously open file`. This subclass writes the
-    weights and the training metadata (the epoch to resume from) to temporary
-    files, flushes them, and moves each into place with `os.replace`, weights
-    first: at every instant the backup directory holds a complete state.
-    Restoring is Keras's own code, unchanged.
+    Keras overwrites `latest.weights.h5` in place, so a kill mid-write leaves a truncated file
+    (`OSError: Unable to synchronously open file` on resume). Here weights, then metadata, are
+    written to temporary files and `os.replace`d; restoring is Keras's own code.
 
     Args:
-        backup_dir: the directory holding the backup (deleted after a
-            finished run, as in Keras).
+        backup_dir: the directory holding the backup (deleted after a finished run).
         save_freq: `"epoch"` or a number of batches, as in Keras.
     """
 
@@ -194,6 +163,5 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
         partial = os.path.join(self.backup_dir, ".partial-training_metadata.json")
         with open(partial, "w") as handle:
             json.dump({"epoch": self._current_epoch, "batch": self._last_batch_seen}, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
+        _fsync_file(partial)
         os.replace(partial, self._training_metadata_path)

@@ -23,15 +23,8 @@ STRATEGIES: tuple[str, ...] = ("none", "mirrored", "multiworker", "tpu")
 
 
 def check_strategy_options(name: str, cpu_devices: int | None = None) -> None:
-    """Raise `ValueError` unless `name` and `cpu_devices` make a valid pair.
-
-    Args:
-        name: one of `STRATEGIES`.
-        cpu_devices: `None`, or an int >= 1 together with `name="mirrored"`.
-
-    Raises:
-        ValueError: naming the argument, the value received and the fix.
-    """
+    """Raise `ValueError` unless `name` is one of `STRATEGIES` and `cpu_devices` is `None` or
+    an int >= 1 with `name="mirrored"`."""
     if name not in STRATEGIES:
         raise ValueError(
             f"strategy={name!r} is not supported; use one of {', '.join(STRATEGIES)} "
@@ -61,32 +54,18 @@ TOKEN_TASKS: tuple[str, ...] = ("it-referent",)
 SEQUENCE_TASKS: tuple[str, ...] = ("imdb", "reviews")
 """Tasks labelled per sequence, trained with `build_classifier` (encoder only)."""
 
-TRANSLATION_TASKS: tuple[str, ...] = (
-    "numbers",
-    "copy",
-    "reverse",
-    "sort",
-    "recall",
-    "tsv",
-    "ted_hrlr_pt_en",
-)
-"""Pair tasks a decoder-only model learns as "source [SEP] target"."""
-
 GENERATED_TASKS: tuple[str, ...] = ("numbers", "copy", "reverse", "sort", "recall")
 """Tasks drawn from a rule: fresh examples, nothing to overfit, trained without dropout."""
+
+TRANSLATION_TASKS: tuple[str, ...] = (*GENERATED_TASKS, "tsv", "ted_hrlr_pt_en")
+"""Pair tasks a decoder-only model learns as "source [SEP] target"."""
 
 DATA_SIZED_TASKS: tuple[str, ...] = ("tsv",)
 """Tasks whose sizes left unset are chosen from the corpus (`data.sizing.plan_training`)."""
 
-FIXED_SIZES: dict[str, int] = {
-    "epochs": 12,
-    "max_length": 48,
-    "num_layers": 2,
-    "d_model": 128,
-    "num_heads": 4,
-    "dff": 256,
-    "vocab_size": 2000,
-}
+FIXED_SIZES: dict[str, int] = dict(
+    epochs=12, max_length=48, num_layers=2, d_model=128, num_heads=4, dff=256, vocab_size=2000
+)
 """The sizes of every other task (the README's numbers job) when their flags are left out."""
 
 BUDGET_EPOCHS = 1000
@@ -181,10 +160,9 @@ class TrainConfig:
             self.time_budget = parse_duration(self.time_budget)
         if self.epochs is None and self.time_budget is not None:
             self.epochs = BUDGET_EPOCHS  # the budget ends the run
-        if self.task not in DATA_SIZED_TASKS:
-            for name, value in FIXED_SIZES.items():
-                if getattr(self, name) is None:
-                    setattr(self, name, value)
+        for name, value in FIXED_SIZES.items():
+            if getattr(self, name) is None and self.task not in DATA_SIZED_TASKS:
+                setattr(self, name, value)
         if self.dropout is None:
             # Fresh examples of a rule: nothing to overfit, so dropout only adds noise
             # (without it numbers reaches 0.99 exact match in 1-5 epochs: docs/performance.md).
@@ -208,9 +186,8 @@ class TrainConfig:
                 continue  # --task tsv / --time-budget: resolved by train from the data
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{name} must be a positive integer; received {name}={value!r}.")
-        if self.learning_rate is not None and not (
-            isinstance(self.learning_rate, (int, float)) and self.learning_rate > 0
-        ):
+        rate = self.learning_rate
+        if rate is not None and not (isinstance(rate, (int, float)) and rate > 0):
             raise ValueError(
                 f"learning_rate must be > 0 (or None for the warm-up schedule); received "
                 f"learning_rate={self.learning_rate!r}."
@@ -239,10 +216,8 @@ class TrainConfig:
 
     @property
     def planned_schedule(self) -> bool:
-        """Whether the learning rate is `budget.BudgetSchedule` (warm-up, then a cosine
-        decay ending with the run): on --task tsv, the generated tasks and under
-        --time-budget, unless --learning-rate sets a constant. The paper's
-        schedule (`TransformerSchedule`) serves the other tasks."""
+        """Whether the learning rate is `budget.BudgetSchedule` (else `TransformerSchedule`):
+        on --task tsv, the generated tasks and under --time-budget, unless --learning-rate."""
         return self.learning_rate is None and (
             self.task in DATA_SIZED_TASKS + GENERATED_TASKS or self.time_budget is not None
         )
@@ -253,16 +228,10 @@ class TrainConfig:
         return any(getattr(self, name) is None for name in FIXED_SIZES)
 
     def apply_plan(self, plan) -> dict:
-        """Fills the sizes left `None` from a `data.sizing.TrainingPlan`; returns those filled.
-
-        Explicit settings win. The warm-up is set with the schedule
-        (`budget.planned_schedule`), once the steps per epoch are known.
-        """
-        chosen = {}
-        for name in FIXED_SIZES:
-            if getattr(self, name) is None:
-                setattr(self, name, getattr(plan, name))
-                chosen[name] = getattr(plan, name)
+        """Fills the sizes left `None` from a `data.sizing.TrainingPlan`; returns those filled."""
+        chosen = {name: getattr(plan, name) for name in FIXED_SIZES if getattr(self, name) is None}
+        for name, value in chosen.items():
+            setattr(self, name, value)
         model_config(self)
         return chosen
 
@@ -276,19 +245,14 @@ class TrainConfig:
         if self.out:
             return self.out
         name = self.task
-        if self.task in ("numbers",):
+        if self.task == "numbers":
             name = f"{self.task}_{self.source_lang}_{self.target_lang}"
         if self.architecture != "encoder-decoder":
             name = f"{name}_{self.architecture}"
         return os.path.join("runs", name)
 
     def task_options(self) -> dict:
-        """The loader options this config sets, restricted to those the task accepts.
-
-        Raises:
-            ValueError: if an option the task does not have was set (e.g.
-                `--data` for a generated task).
-        """
+        """The loader options this config sets; `ValueError` if the task lacks one (`--data`)."""
         from keras_transformer.data import task_options  # TensorFlow: not needed for --help
 
         accepted = task_options(self.task)
@@ -315,9 +279,8 @@ class TrainConfig:
 
 
 def resolve_precision(setting: str | None) -> str | None:
-    """`"auto"` -> `"bf16"` on a GPU that computes in bfloat16 (compute capability
-    8.0 and up), `"fp16"` on older GPUs with tensor cores (7.0 and up), else None
-    (float32: on a CPU, mixed precision only adds casts). Other values pass through.
+    """`"auto"` -> `"bf16"` on GPUs of compute capability >= 8.0, `"fp16"` >= 7.0, else None
+    (float32); other values pass through.
 
     Example:
 
@@ -332,11 +295,8 @@ def resolve_precision(setting: str | None) -> str | None:
         tf.config.experimental.get_device_details(gpu).get("compute_capability", (0, 0))
         for gpu in tf.config.list_physical_devices("GPU")
     ]
-    if capabilities and min(capabilities) >= (8, 0):
-        return "bf16"
-    if capabilities and min(capabilities) >= (7, 0):
-        return "fp16"
-    return None
+    lowest = min(capabilities, default=(0, 0))
+    return "bf16" if lowest >= (8, 0) else "fp16" if lowest >= (7, 0) else None
 
 
 def use_xla(setting: str) -> bool:
@@ -381,15 +341,8 @@ class PretrainConfig:
     label_smoothing: float = 0.0
 
     def __post_init__(self):
-        for name in (
-            "num_sentences",
-            "epochs",
-            "batch_size",
-            "vocab_size",
-            "warmup_steps",
-            "finetune_epochs",
-            "finetune_batch_size",
-        ):
+        positive = ("num_sentences", "epochs", "batch_size", "vocab_size", "warmup_steps")
+        for name in (*positive, "finetune_epochs", "finetune_batch_size"):
             check_positive_int(name, getattr(self, name))
         if not 0.0 < self.mask_rate < 1.0:
             raise ValueError(f"mask_rate must be in (0, 1); received mask_rate={self.mask_rate}.")

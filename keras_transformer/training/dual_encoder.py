@@ -1,12 +1,7 @@
 """A dual encoder trained with in-batch negatives: sentence vectors for semantic search.
 
-One encoder (shared weights) embeds both sides of each pair; in a batch of
-`B` pairs the `B x B` matrix of cosine similarities should be largest on the
-diagonal, so the loss is a `B`-way softmax cross-entropy whose right answer for
-row `i` is column `i` (the other rows' targets are the "negatives"). After
-training, `SentenceEncoder(encoder, tokenizer)` embeds strings and ranks
-candidates; on `numbers` pairs, the right translation of a held-out number is
-found among all the test translations (`retrieval_accuracy`).
+One shared encoder embeds both sides of each pair; the loss is a `B`-way softmax over the
+`B x B` cosine similarities of a batch, whose right answer for row `i` is column `i`.
 """
 
 from __future__ import annotations
@@ -19,38 +14,26 @@ from keras_transformer.data.batches import pair_dataset
 from keras_transformer.inference.sentence_encoder import SentenceEncoder, load_sentence_encoder
 from keras_transformer.layers import InBatchSimilarity
 from keras_transformer.models.dual_encoder import build_dual_encoder
+from keras_transformer.training.fitting import classifier_compile
 
 __all__ = [
-    "InBatchSimilarity",
-    "build_dual_encoder",
-    "load_sentence_encoder",
-    "pair_dataset",
+    "InBatchSimilarity", "build_dual_encoder", "load_sentence_encoder", "pair_dataset",
     "train_dual_encoder",
-]
+]  # fmt: skip
 
 
 def train_dual_encoder(
-    train_pairs: Sequence[tuple[str, str]],
-    validation_pairs: Sequence[tuple[str, str]],
-    tokenizer,
-    *,
-    epochs: int = 10,
-    batch_size: int = 64,
-    learning_rate: float = 1e-3,
-    max_length: int = 48,
-    seed: int = 0,
-    verbose: int = 0,
-    **model_kwargs,
-) -> tuple[SentenceEncoder, keras.callbacks.History]:
+    train_pairs: Sequence[tuple[str, str]], validation_pairs: Sequence[tuple[str, str]],
+    tokenizer, *, epochs: int = 10, batch_size: int = 64, learning_rate: float = 1e-3,
+    max_length: int = 48, seed: int = 0, verbose: int = 0, **model_kwargs,
+) -> tuple[SentenceEncoder, keras.callbacks.History]:  # fmt: skip
     """Trains `build_dual_encoder` on pairs and returns a `SentenceEncoder`.
 
     Args:
-        train_pairs: `(left, right)` strings that mean the same (e.g. a number
-            in English and in German).
+        train_pairs: `(left, right)` strings that mean the same (a number in English and German).
         validation_pairs: held-out pairs for the validation loss.
         tokenizer: one joint `WordPieceTokenizer` over both sides.
-        epochs, batch_size, learning_rate: of Adam; `batch_size` is also the
-            number of candidates each pair is contrasted with.
+        epochs, batch_size, learning_rate: of Adam; `batch_size` candidates per pair.
         max_length: longest framed sentence.
         seed: shuffling and initialization seed.
         verbose: `model.fit` verbosity.
@@ -62,11 +45,7 @@ def train_dual_encoder(
     keras.utils.set_random_seed(seed)
     pooling = model_kwargs.get("pooling", "mean")
     model, encoder = build_dual_encoder(tokenizer.vocab_size, max_length=max_length, **model_kwargs)
-    model.compile(
-        optimizer=keras.optimizers.Adam(learning_rate),
-        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-        metrics=[keras.metrics.SparseCategoricalAccuracy(name="in_batch_accuracy")],
-    )
+    model.compile(keras.optimizers.Adam(learning_rate), **classifier_compile("in_batch_accuracy"))
 
     def dataset(pairs, training):
         return pair_dataset(
@@ -74,11 +53,13 @@ def train_dual_encoder(
             seed=seed,
         )  # fmt: skip
 
+    validation = dataset(validation_pairs, False) if validation_pairs else None
+    # shuffle=False: the tf.data pipeline shuffles itself
     history = model.fit(
         dataset(train_pairs, True),
-        validation_data=dataset(validation_pairs, False) if validation_pairs else None,
+        validation_data=validation,
         epochs=epochs,
-        shuffle=False,  # the tf.data pipeline shuffles itself
+        shuffle=False,
         verbose=verbose,
     )
     return SentenceEncoder(encoder, tokenizer, pooling=pooling, max_length=max_length), history

@@ -1,20 +1,12 @@
-"""`fit_run`: the `model.fit` of every training command, with the run directory's callbacks.
+"""`fit_run`: the `model.fit` of every `train` and `pretrain` run, with its callbacks.
 
-Every run (`keras-transformer train` for each architecture, and
-`keras-transformer pretrain`) fits through here, so all of them get the same
-guarantees:
-
-- **resume**: `AtomicBackupAndRestore` under `<run_dir>/backup`; running the
-  same command again after a kill continues from the last finished epoch;
+- **resume**: `AtomicBackupAndRestore` under `<run_dir>/backup` continues from the last epoch;
 - **history**: `history.csv`, one row per epoch, continuous across resumes;
-- **best weights**: `checkpoints/best.weights.h5` at the lowest `val_loss`,
-  never from an epoch whose loss is NaN, competing after a resume against the
-  best value logged before; loaded into the model at the end;
-- **NaN**: `TerminateOnNaN` stops training; the last good weights are kept,
-  or, if no epoch was good, a `ValueError` says how to fix it;
-- early stopping on `val_loss`, and, for models compiled with the sequence
-  accuracy, as soon as the validation exact-match rate has converged
-  (`SequencesConverged`); TensorBoard logs under `<run_dir>/logs`.
+- **best weights**: `checkpoints/best.weights.h5` at the lowest `val_loss` (never a NaN epoch;
+  after a resume it competes with the best value logged before), loaded at the end;
+- **NaN**: `TerminateOnNaN`; the last good weights are kept, else a `ValueError` says the fix;
+- early stopping on `val_loss` or a converged exact-match rate (`SequencesConverged`);
+  TensorBoard logs under `<run_dir>/logs`.
 """
 
 from __future__ import annotations
@@ -34,11 +26,8 @@ from keras_transformer.training.callbacks import (
     BestWeights,
     ResumableCSVLogger,
 )
-from keras_transformer.training.losses import (
-    MaskedAccuracy,
-    MaskedSequenceAccuracy,
-    MaskedSparseCategoricalCrossentropy,
-)
+from keras_transformer.training.losses import MaskedAccuracy, MaskedSequenceAccuracy
+from keras_transformer.training.losses import MaskedSparseCategoricalCrossentropy as MaskedLoss
 from keras_transformer.training.optimizer import make_optimizer, paper_adam
 
 logger = logging.getLogger(__name__)
@@ -52,8 +41,7 @@ class FitResult:
         seconds: wall-clock time of `model.fit` (this process only).
         epochs_run: epochs trained by this process (fewer after a resume).
         stopped_on_nan: whether training stopped on a NaN loss.
-        best_weights: the path of the best checkpoint (it may not exist if
-            no epoch produced a finite validation loss).
+        best_weights: the path of the best checkpoint (absent if no epoch had a finite loss).
     """
 
     seconds: float
@@ -64,11 +52,9 @@ class FitResult:
     def metrics(self, model: keras.Model) -> dict:
         """The entries every `metrics.json` has: time, epochs, NaN stop, parameters."""
         return {
-            "train_seconds": round(self.seconds, 2),
-            "epochs_run": self.epochs_run,
-            "stopped_on_nan": self.stopped_on_nan,
-            "parameters": int(model.count_params()),
-        }
+            "train_seconds": round(self.seconds, 2), "epochs_run": self.epochs_run,
+            "stopped_on_nan": self.stopped_on_nan, "parameters": int(model.count_params()),
+        }  # fmt: skip
 
 
 def compile_model(
@@ -76,35 +62,33 @@ def compile_model(
 ) -> keras.optimizers.Optimizer:
     """Compiles `model` the way every run does; returns its optimizer.
 
-    Adam with the paper's warm-up schedule (`config.d_model`,
-    `config.warmup_steps`), or Adam at a constant rate (`learning_rate`, else
-    `config.learning_rate` when set); the masked loss (with
-    `config.label_smoothing`), token accuracy and sequence accuracy (the
-    exact-match rate of greedy decoding) unless `loss` / `metrics` are given.
+    Adam with the paper's warm-up schedule, or at a constant rate (`learning_rate`, else
+    `config.learning_rate`); unless given, the masked loss (`config.label_smoothing`), token
+    accuracy and sequence accuracy.
     """
     rate = learning_rate or getattr(config, "learning_rate", None)
     optimizer = paper_adam(rate) if rate else make_optimizer(config.d_model, config.warmup_steps)
-    model.compile(
-        optimizer=optimizer,
-        loss=loss or MaskedSparseCategoricalCrossentropy(label_smoothing=config.label_smoothing),
-        metrics=metrics or [MaskedAccuracy(), MaskedSequenceAccuracy()],
-        jit_compile=jit_compile,
-    )
+    loss = loss or MaskedLoss(label_smoothing=config.label_smoothing)
+    metrics = metrics or [MaskedAccuracy(), MaskedSequenceAccuracy()]
+    model.compile(optimizer=optimizer, loss=loss, metrics=metrics, jit_compile=jit_compile)
     return optimizer
+
+
+def classifier_compile(name: str = "accuracy") -> dict:
+    """`loss` and `metrics` of a model whose logits score one class per example."""
+    return {
+        "loss": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        "metrics": [keras.metrics.SparseCategoricalAccuracy(name=name)],
+    }
 
 
 class SequencesConverged(keras.callbacks.Callback):
     """Stops training once `val_sequence_accuracy` has converged.
 
-    Converged: at least `ceiling` of the validation sequences are right, or the
-    best rate is at least `floor` and `patience` epochs in a row did not beat it
-    by `min_delta` (the best weights, kept by `BestWeights`, are what the run
-    ends with). Below `floor` flat epochs are not taken as convergence (a slow
-    phase, or a dip while the learning rate peaks: numbers en->it under the
-    paper's schedule went 0.948 -> 0.856 before it recovered, and a floor of 0.9
-    stopped it at test exact match 0.972). Stopping at `ceiling` also spares a
-    dip after a near-perfect epoch (en->fr: 0.999, then 0.992 with a lower
-    validation loss, which would have been the checkpoint kept).
+    Converged: at least `ceiling` of the validation sequences are right, or the best rate is
+    at least `floor` and `patience` epochs in a row did not beat it by `min_delta`. Below
+    `floor`, flat epochs are a slow phase or a dip at the learning-rate peak (numbers en->it
+    went 0.948 -> 0.856 and recovered; a floor of 0.9 stopped it at test exact match 0.972).
     """
 
     def __init__(
@@ -112,8 +96,12 @@ class SequencesConverged(keras.callbacks.Callback):
         ceiling: float = 0.999,
     ):  # fmt: skip
         super().__init__()
-        self.floor, self.min_delta, self.patience = floor, min_delta, patience
-        self.ceiling = ceiling
+        self.floor, self.min_delta, self.patience, self.ceiling = (
+            floor,
+            min_delta,
+            patience,
+            ceiling,
+        )
         self.best, self.flat = None, 0
 
     def on_epoch_end(self, epoch, logs=None):
@@ -139,16 +127,9 @@ def best_logged(history_csv: str, column: str) -> float | None:
 
 
 def fit_run(
-    model: keras.Model,
-    train_ds,
-    val_ds,
-    *,
-    run_dir: str,
-    epochs: int,
-    early_stopping_patience: int,
-    tensorboard: bool = True,
-    callbacks: list | None = None,
-) -> FitResult:
+    model: keras.Model, train_ds, val_ds, *, run_dir: str, epochs: int,
+    early_stopping_patience: int, tensorboard: bool = True, callbacks: list | None = None,
+) -> FitResult:  # fmt: skip
     """Fits `model` (compiled) with the run directory's callbacks; see the module docstring.
 
     Args:
@@ -159,8 +140,7 @@ def fit_run(
         epochs: total epochs of the run (a resumed run trains the rest).
         early_stopping_patience: epochs without a lower `val_loss` before stopping.
         tensorboard: write TensorBoard logs under `<run_dir>/logs`.
-        callbacks: more callbacks, run after the run directory's (e.g. a
-            `budget.TimeBudget`).
+        callbacks: more callbacks, run after the run directory's (e.g. `budget.TimeBudget`).
 
     Returns:
         A `FitResult`. The model holds the best weights.
@@ -171,33 +151,26 @@ def fit_run(
     best = os.path.join(run_dir, "checkpoints", "best.weights.h5")
     os.makedirs(os.path.dirname(best), exist_ok=True)
     history_csv = os.path.join(run_dir, "history.csv")
-    extra, callbacks = (
-        list(callbacks or []),
-        [
-            keras.callbacks.TerminateOnNaN(),
-            # Resuming keeps the best validation loss so far as the bar to beat.
-            BestWeights(best, "val_loss", best_logged(history_csv, "val_loss")),
-            ResumableCSVLogger(history_csv),
-            AtomicBackupAndRestore(os.path.join(run_dir, "backup")),
-            keras.callbacks.EarlyStopping(monitor="val_loss", patience=early_stopping_patience),
-            SequencesConverged(),  # a no-op for models without the sequence accuracy
-        ],
-    )
+    extra = list(callbacks or [])
+    callbacks = [
+        keras.callbacks.TerminateOnNaN(),
+        # Resuming keeps the best validation loss so far as the bar to beat.
+        BestWeights(best, "val_loss", best_logged(history_csv, "val_loss")),
+        ResumableCSVLogger(history_csv),
+        AtomicBackupAndRestore(os.path.join(run_dir, "backup")),
+        keras.callbacks.EarlyStopping(monitor="val_loss", patience=early_stopping_patience),
+        SequencesConverged(),  # a no-op for models without the sequence accuracy
+    ]
     if tensorboard:
-        callbacks.append(
-            keras.callbacks.TensorBoard(os.path.join(run_dir, "logs"), write_graph=False)
-        )
+        logs = os.path.join(run_dir, "logs")
+        callbacks.append(keras.callbacks.TensorBoard(logs, write_graph=False))
     callbacks.extend(extra)
     start = time.perf_counter()
     history = model.fit(
-        train_ds,
-        validation_data=val_ds,
-        epochs=epochs,
-        callbacks=callbacks,
+        train_ds, validation_data=val_ds, epochs=epochs, callbacks=callbacks,
         shuffle=False,  # the tf.data pipelines shuffle themselves
-        # Keras's progress bar on a terminal; one line per epoch in logs and CI.
-        verbose=1 if sys.stdout.isatty() else 2,
-    )
+        verbose=1 if sys.stdout.isatty() else 2,  # a progress bar on a terminal, else a line
+    )  # fmt: skip
     seconds = time.perf_counter() - start
     losses = history.history.get("loss", [])
     diverged = any(not math.isfinite(v) for v in losses)
@@ -207,9 +180,8 @@ def fit_run(
                 "training diverged (NaN loss) before any checkpoint was saved; lower the "
                 "learning rate (raise --warmup-steps) or try --mixed-precision none."
             )
-        logger.warning(
-            "training stopped: the loss became NaN. Keeping the last good checkpoint %s.", best
-        )
+        message = "training stopped: the loss became NaN. Keeping the last good checkpoint %s."
+        logger.warning(message, best)
     if os.path.exists(best):
         model.load_weights(best)
     return FitResult(seconds, len(losses), diverged, best)

@@ -1,10 +1,4 @@
-"""Padding-aware token loss and token accuracy for sequence outputs.
-
-A sequence model predicts logits of shape `(batch, seq_len, vocab_size)` for
-integer labels of shape `(batch, seq_len)` in which `pad_id` (0 by default)
-marks padding. Both objects here look at the labels only: a position counts
-when its label is not `pad_id`, whatever mask the logits may carry.
-"""
+"""Padding-aware token loss and accuracies: a position counts when its label is not `pad_id`."""
 
 from __future__ import annotations
 
@@ -68,46 +62,23 @@ def _scale_for_replicas(loss: Any) -> Any:
 class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
     """Token cross-entropy averaged over the non-padding tokens of the batch.
 
-    The training objective of "Attention Is All You Need" (section 5.4): the
-    cross-entropy of every target token, with optional label smoothing, summed
-    over the batch and divided by the number of tokens whose label is not
-    `pad_id`. A batch's loss is therefore the mean over its real tokens, not a
-    mean of per-sentence means and not diluted by padding. Without label
-    smoothing it equals
+    The training objective of the paper (section 5.4). Without label smoothing it equals
     `keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=pad_id)`.
+    Label smoothing follows `keras.losses.CategoricalCrossentropy(label_smoothing=eps)`:
+    `eps` is spread over the whole vocabulary, so the loss per token is
+    `(1 - eps) * -log p[label] + eps * mean_v(-log p[v])`. Logits are cast to float32.
 
-    Label smoothing uses the convention of
-    `keras.losses.CategoricalCrossentropy(label_smoothing=eps)` applied to one-hot
-    labels: the target distribution is `(1 - eps) * one_hot(label) + eps / vocab_size`,
-    i.e. `eps` is spread uniformly over the *whole* vocabulary, the true token
-    and the padding token included. The loss per token is
-    `(1 - eps) * -log p[label] + eps * mean_v(-log p[v])`.
-
-    Precision: logits are cast to float32 before the softmax, so float16 or
-    bfloat16 logits (mixed precision) give a float32 loss.
-
-    Masking: positions whose label equals `pad_id` contribute nothing and are not
-    counted. A Keras mask attached to `y_pred` is ignored: the labels decide. A
-    batch with no real token gives a loss of 0.
-
-    Reduction: the default `"sum_over_batch_size"` (alias `"mean"`) divides the
-    weighted sum by the number of non-padding tokens, as Keras does for
-    `ignore_class`; `"mean_with_sample_weight"` divides by the sum of the weights
-    of the non-padding tokens; `"sum"` returns the weighted sum; `"none"`/`None`
-    returns the per-token losses `(batch, seq_len)` with zeros at padding.
-
-    Note that the `loss` Keras reports for an epoch is the batch-size-weighted
-    mean of the per-batch values, so it is exact per batch only; use
-    `MaskedAccuracy` for a metric exact over an epoch.
+    Masking: labels equal to `pad_id` neither contribute nor count (a mask on `y_pred` is
+    ignored); a batch with no real token gives 0.
 
     Args:
-        label_smoothing: float in [0, 1). The paper uses 0.1. Defaults to 0.0.
-        pad_id: int. Label id that marks padding. Defaults to 0.
-        from_logits: bool. Whether `y_pred` are logits (True, the default) or
-            probabilities.
-        reduction: one of `"sum_over_batch_size"` (default), `"mean"`,
-            `"mean_with_sample_weight"`, `"sum"`, `"none"` or `None`.
-        name: string name of the loss.
+        label_smoothing: float in [0, 1); the paper uses 0.1.
+        pad_id: label id that marks padding.
+        from_logits: whether `y_pred` are logits (else probabilities).
+        reduction: `"sum_over_batch_size"`/`"mean"` (divide by the non-padding tokens),
+            `"mean_with_sample_weight"` (by their weights), `"sum"`, or `"none"`/`None`
+            (per-token losses, 0 at padding).
+        name: name of the loss.
 
     Call arguments:
         y_true: integer labels `(batch, seq_len)` (or `(batch, seq_len, 1)`).
@@ -131,30 +102,23 @@ class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
     1.609438
 
     Reference:
-        Vaswani et al., "Attention Is All You Need", NeurIPS 2017, section 5.4;
-        Szegedy et al., "Rethinking the Inception Architecture for Computer
-        Vision", CVPR 2016, section 7 (label smoothing).
+        Vaswani et al., "Attention Is All You Need", NeurIPS 2017, section 5.4; Szegedy et
+        al., "Rethinking the Inception Architecture for Computer Vision", CVPR 2016, section 7.
     """
 
     def __init__(
-        self,
-        label_smoothing: float = 0.0,
-        pad_id: int = 0,
-        from_logits: bool = True,
+        self, label_smoothing: float = 0.0, pad_id: int = 0, from_logits: bool = True,
         reduction: str | None = "sum_over_batch_size",
         name: str = "masked_sparse_categorical_crossentropy",
-    ) -> None:
+    ) -> None:  # fmt: skip
         if reduction not in _REDUCTIONS:
             raise ValueError(
                 f"reduction={reduction!r} is not supported; use one of {_REDUCTIONS}. "
                 "The default 'sum_over_batch_size' averages over non-padding tokens."
             )
         super().__init__(name=name, reduction=reduction, dtype="float32")
-        if (
-            isinstance(label_smoothing, bool)
-            or not isinstance(label_smoothing, numbers.Real)
-            or not 0.0 <= label_smoothing < 1.0
-        ):
+        bad = isinstance(label_smoothing, bool) or not isinstance(label_smoothing, numbers.Real)
+        if bad or not 0.0 <= label_smoothing < 1.0:
             raise ValueError(
                 f"label_smoothing={label_smoothing!r} must be a float in [0, 1); "
                 "pass 0.0 for no smoothing or 0.1 as in the paper."
@@ -164,9 +128,8 @@ class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
                 f"from_logits={from_logits!r} must be True (y_pred are logits) or "
                 "False (y_pred are probabilities)."
             )
-        self.label_smoothing = float(label_smoothing)
+        self.label_smoothing, self.from_logits = float(label_smoothing), from_logits
         self.pad_id = _check_pad_id(pad_id)
-        self.from_logits = from_logits
 
     def call(self, y_true: Any, y_pred: Any) -> Any:
         """Per-token losses `(batch, seq_len)` in float32, 0 at padding."""
@@ -178,8 +141,7 @@ class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
             y_pred = ops.cast(ops.convert_to_tensor(y_pred), "float32")
             labels = _labels_as_int(y_true, y_pred)  # (batch, seq_len)
             token_losses = self._token_losses(labels, y_pred)  # (batch, seq_len)
-            not_pad = ops.cast(ops.not_equal(labels, self.pad_id), "float32")
-            weights = not_pad  # (batch, seq_len)
+            weights = not_pad = ops.cast(ops.not_equal(labels, self.pad_id), "float32")
             if sample_weight is not None:
                 weights = weights * _weights_like(sample_weight, token_losses)
             weighted = token_losses * weights  # (batch, seq_len)
@@ -188,69 +150,48 @@ class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
             total = ops.sum(weighted)
             if self.reduction == "sum":
                 return total
-            if self.reduction == "mean_with_sample_weight":
-                denominator = ops.sum(weights)
-            else:  # "sum_over_batch_size", "mean": per non-padding token
-                denominator = ops.sum(not_pad)
+            by_weight = self.reduction == "mean_with_sample_weight"
+            denominator = ops.sum(weights if by_weight else not_pad)  # else per real token
             return _scale_for_replicas(ops.divide_no_nan(total, denominator))
 
     def _token_losses(self, labels: Any, y_pred: Any) -> Any:
         # labels: (batch, seq_len) int32; y_pred: (batch, seq_len, vocab) float32
-        if self.from_logits:
-            log_probs = ops.log_softmax(y_pred, axis=-1)  # (batch, seq_len, vocab)
-        else:
-            # As keras.losses.SparseCategoricalCrossentropy(from_logits=False):
-            # clip the probabilities, then renormalise them in log space.
+        if not self.from_logits:
+            # As keras.losses.SparseCategoricalCrossentropy(from_logits=False): clip the
+            # probabilities, then renormalise them in log space.
             epsilon = keras.config.epsilon()
-            log_probs = ops.log_softmax(ops.log(ops.clip(y_pred, epsilon, 1.0 - epsilon)), axis=-1)
+            y_pred = ops.log(ops.clip(y_pred, epsilon, 1.0 - epsilon))
+        log_probs = ops.log_softmax(y_pred, axis=-1)  # (batch, seq_len, vocab)
         # Padding ids may lie outside the vocabulary (e.g. -1): gather a safe id there.
         not_pad = ops.not_equal(labels, self.pad_id)  # (batch, seq_len)
         safe_labels = ops.where(not_pad, labels, ops.zeros_like(labels))
-        nll = -ops.squeeze(
-            ops.take_along_axis(log_probs, ops.expand_dims(safe_labels, -1), axis=-1),
-            axis=-1,
-        )  # (batch, seq_len)
+        nll = -ops.take_along_axis(log_probs, safe_labels[..., None], axis=-1)[..., 0]
         if self.label_smoothing:
             smooth = -ops.mean(log_probs, axis=-1)  # (batch, seq_len)
             nll = (1.0 - self.label_smoothing) * nll + self.label_smoothing * smooth
         return ops.where(not_pad, nll, ops.zeros_like(nll))
 
     def get_config(self) -> dict[str, Any]:
-        config = super().get_config()
-        config.update(
-            {
-                "label_smoothing": self.label_smoothing,
-                "pad_id": self.pad_id,
-                "from_logits": self.from_logits,
-            }
-        )
-        return config
+        return {**super().get_config(), "label_smoothing": self.label_smoothing,
+                "pad_id": self.pad_id, "from_logits": self.from_logits}  # fmt: skip
 
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
 class MaskedAccuracy(keras.metrics.Metric):
     """Fraction of non-padding tokens whose arg-max prediction is the label.
 
-    A stateful metric: it accumulates the number of correctly predicted
-    non-padding tokens and the number of non-padding tokens over every batch
-    since the last `reset_state()`, so its value over an epoch is exact (total
-    correct / total real tokens), not a mean of per-batch accuracies. The two
-    counts are kept in float64, exact up to 2^53 tokens.
-
-    Masking: positions whose label equals `pad_id` are neither counted nor
-    scored; a Keras mask on `y_pred` is ignored. With no real token seen yet the
-    result is 0.
+    Correct and real tokens are summed (float64) since `reset_state()`, so an epoch's value is
+    exact. Masking: labels equal to `pad_id` are not counted (a mask on `y_pred` is ignored).
 
     Args:
-        pad_id: int. Label id that marks padding. Defaults to 0.
-        name: string name of the metric. Defaults to `"masked_accuracy"`.
-        dtype: dtype of the result. Defaults to float32.
+        pad_id: label id that marks padding.
+        name: name of the metric.
+        dtype: dtype of the result (float32 when None).
 
     Call arguments:
         y_true: integer labels `(batch, seq_len)` (or `(batch, seq_len, 1)`).
         y_pred: logits or probabilities `(batch, seq_len, vocab_size)`.
-        sample_weight: optional weights `(batch,)` or `(batch, seq_len)`; a
-            token then counts with its weight.
+        sample_weight: optional weights `(batch,)` or `(batch, seq_len)` per token.
 
     Returns:
         Scalar, correct non-padding tokens / non-padding tokens.
@@ -270,10 +211,10 @@ class MaskedAccuracy(keras.metrics.Metric):
     def __init__(self, pad_id: int = 0, name: str = "masked_accuracy", dtype: Any = None) -> None:
         super().__init__(name=name, dtype=dtype)
         self.pad_id = _check_pad_id(pad_id)
-        self.correct = self.add_variable(
-            shape=(), initializer="zeros", dtype="float64", name="correct"
+        self.correct, self.count = (
+            self.add_variable(shape=(), initializer="zeros", dtype="float64", name=n)
+            for n in ("correct", "count")
         )
-        self.count = self.add_variable(shape=(), initializer="zeros", dtype="float64", name="count")
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
         y_pred = ops.convert_to_tensor(y_pred)
@@ -290,19 +231,15 @@ class MaskedAccuracy(keras.metrics.Metric):
         return ops.cast(ops.divide_no_nan(self.correct, self.count), self.dtype)
 
     def get_config(self) -> dict[str, Any]:
-        config = super().get_config()
-        config["pad_id"] = self.pad_id
-        return config
+        return {**super().get_config(), "pad_id": self.pad_id}
 
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
 class MaskedSequenceAccuracy(MaskedAccuracy):
     """Fraction of sequences whose every non-padding token is predicted right.
 
-    With teacher forcing this is exactly the exact-match rate of greedy
-    decoding: if every next token is the arg-max given the true prefix, greedy
-    search reproduces the whole label. Rows with no real token are not counted;
-    `sample_weight`, if given, weighs whole rows `(batch,)`.
+    Under teacher forcing this is the exact-match rate of greedy decoding. Rows with no real
+    token are not counted; `sample_weight` weighs whole rows `(batch,)`.
 
     Example:
 

@@ -16,17 +16,14 @@ def make_optimizer(
 ) -> keras.optimizers.Adam:
     """Adam with beta_1=0.9, beta_2=0.98, epsilon=1e-9 on a `TransformerSchedule`.
 
-    The optimizer of "Attention Is All You Need", section 5.3. Any keyword
-    argument of `keras.optimizers.Adam` (e.g. `beta_2=0.997`, `clipnorm=1.0`)
-    overrides the paper's value; the learning rate always comes from the
-    schedule.
+    The optimizer of the paper (section 5.3).
 
     Args:
-        d_model: int > 0. Model width, passed to `TransformerSchedule`.
-        warmup_steps: int > 0. Warm-up steps, passed to `TransformerSchedule`.
-        scale: float > 0. Multiplier on the schedule. Defaults to 1.0.
-        **adam_kwargs: other arguments of `keras.optimizers.Adam`, except
-            `learning_rate`.
+        d_model: int > 0, the model width (`TransformerSchedule`).
+        warmup_steps: int > 0, warm-up steps (`TransformerSchedule`).
+        scale: float > 0, a multiplier on the schedule.
+        **adam_kwargs: other `keras.optimizers.Adam` arguments (e.g. `clipnorm=1.0`),
+            overriding the paper's; not `learning_rate`.
 
     Returns:
         A `keras.optimizers.Adam` whose learning rate is a `TransformerSchedule`.
@@ -57,9 +54,6 @@ def make_optimizer(
 def paper_adam(learning_rate: Any, **adam_kwargs: Any) -> keras.optimizers.Adam:
     """Adam with the paper's beta_1=0.9, beta_2=0.98, epsilon=1e-9 at any learning rate.
 
-    `make_optimizer` puts it on the warm-up schedule; a constant rate (e.g.
-    `paper_adam(3e-4)`) suits fine-tuning and `--learning-rate`.
-
     Args:
         learning_rate: a float > 0 or a `keras.optimizers.schedules.LearningRateSchedule`.
         **adam_kwargs: other arguments of `keras.optimizers.Adam`; they override the paper's.
@@ -72,6 +66,5 @@ def paper_adam(learning_rate: Any, **adam_kwargs: Any) -> keras.optimizers.Adam:
     """
     if isinstance(learning_rate, (int, float)) and not learning_rate > 0:
         raise ValueError(f"learning_rate must be > 0; received learning_rate={learning_rate!r}.")
-    options: dict[str, Any] = {"beta_1": 0.9, "beta_2": 0.98, "epsilon": 1e-9}
-    options.update(adam_kwargs)
+    options = {"beta_1": 0.9, "beta_2": 0.98, "epsilon": 1e-9, **adam_kwargs}
     return keras.optimizers.Adam(learning_rate=learning_rate, **options)

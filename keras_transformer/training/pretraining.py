@@ -1,26 +1,11 @@
 """Masked-language-model pre-training of the encoder, and the fine-tuning it pays for.
 
-`keras-transformer pretrain` calls `pretrain(PretrainConfig(...))`:
-
-1. the corpus (`load_corpus`: the generated `reviews` corpus, or the user's
-   text file, one text per line) is split into training and validation texts;
-2. a WordPiece vocabulary is learned from the training texts;
-3. `build_masked_language_model` is fitted on BERT's corruption (`mask_tokens`:
-   15% of the tokens selected, 80% of those -> `[MASK]`, 10% -> a random
-   token, 10% unchanged), with new masks every epoch;
-4. the run directory gets `model.keras`, `tokenizers/source/`, `config.json`
-   (`"objective": "masked-lm"`), `history.csv`, `metrics.json` and `plots/`.
-
-With `finetune_task` (default for the `reviews` corpus: the `reviews` task),
-`compare_fine_tuning` then trains two classifiers of the same size, with the
-same data, optimizer, epochs and seed, one starting from the pre-trained
-encoder and one from scratch, and `metrics.json["fine_tuning"]` holds both
-test accuracies. On `reviews` the test sentences use adjectives that the
-labelled training set never shows: only pre-training on unlabelled text can
-tell the classifier what they mean.
-
-A pre-trained run directory also initialises `keras-transformer train --task
-reviews|imdb --architecture encoder --init-from RUN_DIR`.
+`pretrain(PretrainConfig(...))` (`keras-transformer pretrain`) splits the corpus, learns a
+WordPiece vocabulary and fits `build_masked_language_model` on BERT's corruption
+(`mask_tokens`, new masks every epoch); its run directory's `config.json` has
+`"objective": "masked-lm"`. With `finetune_task`, `compare_fine_tuning` trains the same
+classifier from the pre-trained encoder and from scratch (`metrics.json["fine_tuning"]`).
+The run directory also initialises `train --architecture encoder --init-from RUN_DIR`.
 """
 
 from __future__ import annotations
@@ -37,22 +22,15 @@ from keras_transformer.data.batches import classification_dataset
 from keras_transformer.data.corpus import load_corpus
 from keras_transformer.data.masking import make_mlm_dataset
 from keras_transformer.models.config import TransformerConfig
+from keras_transformer.training import rundir
 from keras_transformer.training.config import OBJECTIVE, PretrainConfig, use_xla
-from keras_transformer.training.fitting import compile_model, fit_run
+from keras_transformer.training.fitting import classifier_compile, compile_model, fit_run
 from keras_transformer.training.optimizer import paper_adam
-from keras_transformer.training.rundir import (
-    plot_run_curves,
-    start_run_dir,
-    write_config,
-    write_json,
-)
 
 logger = logging.getLogger(__name__)
 
 
-def split_corpus(
-    texts: list[str], validation_fraction: float, seed: int
-) -> tuple[list[str], list[str]]:
+def split_corpus(texts: list[str], validation_fraction: float, seed: int) -> tuple[list, list]:
     """Shuffled `(train, validation)` texts; validation gets at least one text.
 
     Example:
@@ -72,31 +50,16 @@ def split_corpus(
 
 
 def fine_tune(
-    task: data.Task,
-    tokenizer: data.WordPieceTokenizer,
-    sizes: TransformerConfig | dict,
-    *,
-    pretrained: keras.Model | None,
-    epochs: int,
-    batch_size: int,
-    learning_rate: float,
-    seed: int = 0,
-    pooling: str = "cls",
-    freeze_embeddings: bool = True,
-) -> dict:
+    task: data.Task, tokenizer: data.WordPieceTokenizer, sizes: TransformerConfig | dict, *,
+    pretrained: keras.Model | None, epochs: int, batch_size: int, learning_rate: float,
+    seed: int = 0, pooling: str = "cls", freeze_embeddings: bool = True,
+) -> dict:  # fmt: skip
     """Trains a `build_classifier` on `task` and returns its accuracies.
 
-    Adam (beta_2 0.98, as in the paper) at a constant `learning_rate`, a fixed
-    number of epochs, no early stopping: the same recipe for every start, so
-    two calls that differ only in `pretrained` measure what pre-training adds.
-
-    With `freeze_embeddings` the token embedding matrix is not trained. On a
-    small labelled set this matters: fine-tuning moves the embeddings of the
-    words the labelled set contains and leaves the others where they were, so
-    words seen only in pre-training would drift apart from the seen words they
-    resemble. (Measured on `reviews` from three small pre-training runs: test
-    accuracy 0.94 / 0.78 / 0.82 with frozen embeddings at learning rate 1e-3,
-    0.90 / 0.57 / 0.74 with trained ones at 3e-4, 0.91 / 0.54 / 0.77 at 1e-3.)
+    Adam (beta_2 0.98) at a constant `learning_rate` for a fixed number of epochs: the same
+    recipe for every start, so calls differing only in `pretrained` measure pre-training.
+    Frozen embeddings keep words seen only in pre-training near the seen words they resemble
+    (on `reviews`: test accuracy 0.94 / 0.78 / 0.82 frozen, 0.91 / 0.54 / 0.77 trained, 1e-3).
 
     Args:
         task: a sequence-classification `Task` (`(text, label)` pairs).
@@ -121,22 +84,13 @@ def fine_tune(
     transferred = models.transfer_weights(pretrained, model) if pretrained is not None else []
     if freeze_embeddings:
         model.get_layer("encoder_embedding").trainable = False
-    model.compile(
-        optimizer=paper_adam(learning_rate),
-        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-        metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
-    )
+    model.compile(optimizer=paper_adam(learning_rate), **classifier_compile())
 
     def dataset(split, shuffle=False):
         return classification_dataset(
-            task.split(split),
-            tokenizer,
-            class_names,
-            batch_size=batch_size,
-            max_length=sizes.max_length,
-            seed=seed,
-            shuffle=shuffle,
-        )
+            task.split(split), tokenizer, class_names, batch_size=batch_size,
+            max_length=sizes.max_length, seed=seed, shuffle=shuffle,
+        )  # fmt: skip
 
     model.fit(dataset("train", shuffle=True), epochs=epochs, shuffle=False, verbose=0)
     result = {"transferred_layers": transferred}
@@ -147,12 +101,9 @@ def fine_tune(
 
 
 def compare_fine_tuning(
-    pretrained: keras.Model,
-    tokenizer: data.WordPieceTokenizer,
-    task: data.Task,
-    sizes: TransformerConfig | dict,
-    **recipe,
-) -> dict:
+    pretrained: keras.Model, tokenizer: data.WordPieceTokenizer, task: data.Task,
+    sizes: TransformerConfig | dict, **recipe,
+) -> dict:  # fmt: skip
     """`fine_tune` from the pre-trained encoder and from scratch, same recipe.
 
     Returns:
@@ -165,93 +116,66 @@ def compare_fine_tuning(
     }
     counts = np.unique([label for _, label in task.test], return_counts=True)[1]
     return {
-        "task": task.name,
-        "num_train": len(task.train),
-        "num_test": len(task.test),
+        "task": task.name, "num_train": len(task.train), "num_test": len(task.test),
         "pretrained_test_accuracy": runs["pretrained"]["test_accuracy"],
         "scratch_test_accuracy": runs["scratch"]["test_accuracy"],
-        "chance_accuracy": float(counts.max() / counts.sum()),
-        **runs,
-    }
+        "chance_accuracy": float(counts.max() / counts.sum()), **runs,
+    }  # fmt: skip
 
 
 def pretrain(config: PretrainConfig) -> dict:
     """Runs one pre-training job and writes its run directory; returns `metrics.json`."""
     run_dir = config.run_dir
     texts = load_corpus(config.corpus, num_sentences=config.num_sentences, seed=config.seed)
-    start_run_dir(config, run_dir)
+    rundir.start_run_dir(config, run_dir)
     train_texts, validation_texts = split_corpus(texts, config.validation_fraction, config.seed)
     logger.info(
         "corpus %s: %d training, %d validation texts",
-        config.corpus,
-        len(train_texts),
-        len(validation_texts),
-    )
+        config.corpus, len(train_texts), len(validation_texts),
+    )  # fmt: skip
     tokenizer = data.WordPieceTokenizer.learn(train_texts, config.vocab_size)
     tokenizer.save(os.path.join(run_dir, "tokenizers", "source"))
 
     def dataset(texts, training):
         return make_mlm_dataset(
-            texts,
-            tokenizer,
-            batch_size=config.batch_size,
-            max_length=config.max_length,
-            seed=config.seed,
-            shuffle=training,
-            rate=config.mask_rate,
-        )
+            texts, tokenizer, batch_size=config.batch_size, max_length=config.max_length,
+            seed=config.seed, shuffle=training, rate=config.mask_rate,
+        )  # fmt: skip
 
     sizes = config.model
     model = models.build_masked_language_model(tokenizer.vocab_size, config=sizes)
     xla = use_xla("auto")
     optimizer = compile_model(model, config, xla)
-    write_config(
-        config,
-        run_dir,
-        objective=OBJECTIVE,
-        jit_compile_resolved=xla,
-        source_vocab_size=tokenizer.vocab_size,
-        num_train_texts=len(train_texts),
+    rundir.write_config(
+        config, run_dir, objective=OBJECTIVE, jit_compile_resolved=xla,
+        source_vocab_size=tokenizer.vocab_size, num_train_texts=len(train_texts),
         num_validation_texts=len(validation_texts),
-    )
+    )  # fmt: skip
     fit = fit_run(
-        model,
-        dataset(train_texts, True),
-        dataset(validation_texts, False),
-        run_dir=run_dir,
-        epochs=config.epochs,
-        early_stopping_patience=config.early_stopping_patience,
-    )
+        model, dataset(train_texts, True), dataset(validation_texts, False), run_dir=run_dir,
+        epochs=config.epochs, early_stopping_patience=config.early_stopping_patience,
+    )  # fmt: skip
     model.save(os.path.join(run_dir, "model.keras"))
     scores = model.evaluate(dataset(validation_texts, False), verbose=0, return_dict=True)
     loss, accuracy = scores["loss"], scores["masked_accuracy"]
     metrics = {
-        "objective": OBJECTIVE,
-        "validation_masked_loss": float(loss),
-        "validation_masked_accuracy": float(accuracy),
-        **fit.metrics(model),
+        "objective": OBJECTIVE, "validation_masked_loss": float(loss),
+        "validation_masked_accuracy": float(accuracy), **fit.metrics(model),
         "num_train_texts": len(train_texts),
-    }
-    plot_run_curves(run_dir, config, int(optimizer.iterations.numpy()))
+    }  # fmt: skip
+    rundir.plot_run_curves(run_dir, config, int(optimizer.iterations.numpy()))
     if config.finetune_task is not None:
         task = data.load_task(config.finetune_task, seed=config.seed)
         logger.info(
             "fine-tuning on %s (%d labelled training texts), from the pre-trained encoder "
-            "and from scratch",
-            task.name,
-            len(task.train),
-        )
+            "and from scratch", task.name, len(task.train),
+        )  # fmt: skip
         metrics["fine_tuning"] = compare_fine_tuning(
-            model,
-            tokenizer,
-            task,
-            sizes,
-            epochs=config.finetune_epochs,
-            batch_size=config.finetune_batch_size,
-            learning_rate=config.finetune_learning_rate,
+            model, tokenizer, task, sizes, epochs=config.finetune_epochs,
+            batch_size=config.finetune_batch_size, learning_rate=config.finetune_learning_rate,
             seed=config.seed,
-        )
-    write_json(os.path.join(run_dir, "metrics.json"), metrics)
+        )  # fmt: skip
+    rundir.write_json(os.path.join(run_dir, "metrics.json"), metrics)
     return metrics
 
 
@@ -263,8 +187,8 @@ def load_pretrained(run_dir: str) -> tuple[keras.Model, data.WordPieceTokenizer,
         ValueError: if its `config.json` is unreadable or not a pre-training config.
     """
     config_path = os.path.join(run_dir, "config.json")
-    needed = [config_path, os.path.join(run_dir, "model.keras")]
-    missing = [p for p in needed if not os.path.isfile(p)]
+    model_path = os.path.join(run_dir, "model.keras")
+    missing = [p for p in (config_path, model_path) if not os.path.isfile(p)]
     if missing:
         raise FileNotFoundError(
             f"{run_dir} is not a finished pre-training run directory (missing "
@@ -283,20 +207,13 @@ def load_pretrained(run_dir: str) -> tuple[keras.Model, data.WordPieceTokenizer,
         )
     tokenizer = data.WordPieceTokenizer.load(os.path.join(run_dir, "tokenizers", "source"))
     try:
-        model = keras.models.load_model(os.path.join(run_dir, "model.keras"), safe_mode=True)
+        model = keras.models.load_model(model_path, safe_mode=True)
     except Exception as error:  # a truncated or foreign file: say which one
-        raise ValueError(
-            f"cannot load {os.path.join(run_dir, 'model.keras')}: {error}".splitlines()[0]
-        ) from None
+        raise ValueError(f"cannot load {model_path}: {error}".splitlines()[0]) from None
     return model, tokenizer, config
 
 
 __all__ = [
-    "PretrainConfig",
-    "classification_dataset",
-    "compare_fine_tuning",
-    "fine_tune",
-    "load_pretrained",
-    "pretrain",
-    "split_corpus",
-]
+    "PretrainConfig", "classification_dataset", "compare_fine_tuning", "fine_tune",
+    "load_pretrained", "pretrain", "split_corpus",
+]  # fmt: skip

@@ -1,25 +1,8 @@
-"""One training run, end to end: the shared steps around one architecture's recipe.
+"""One training run, end to end: `train` runs the shared steps around an architecture's recipe.
 
-`train(TrainConfig(...))` is what `keras-transformer train` calls, for every
-`--architecture`: it reads the task, asks `architectures.RECIPES` for the
-recipe (tokenizers, batches, model, loss, evaluation, extra plots), compiles
-and fits through `fitting.fit_run`, and writes a run directory:
-
-    model.keras                  the trained model (best validation loss)
-    tokenizers/source/vocab.txt  WordPiece vocabularies
-    tokenizers/target/vocab.txt
-    config.json                  every setting of the run
-    history.csv                  one row per epoch (Keras CSVLogger)
-    metrics.json                 test quality, speed, parameters
-    plots/*.png                  curves, learning rate, cross-attention
-    checkpoints/                 best weights; backup/ for resuming
-    logs/                        TensorBoard
-
-With `strategy` other than "none" the run goes through `tf.distribute` (see
-`keras_transformer.training.distribute` and docs/scaling.md): the model is built
-and compiled inside `strategy.scope()`, `batch_size` is the global batch split
-across the replicas, and under multi-worker training only the chief writes the
-run directory (the other workers write to `workertemp_<id>/` and delete it).
+It writes the run directory described in docs/cli.md (`model.keras`, `tokenizers/`,
+`config.json`, `history.csv`, `metrics.json`, `plots/`, `checkpoints/`, `backup/`, `logs/`);
+with a `tf.distribute` strategy only the chief writes it (docs/scaling.md).
 """
 
 from __future__ import annotations
@@ -31,21 +14,14 @@ import shutil
 import keras
 
 from keras_transformer import data
-from keras_transformer.training import distribute
+from keras_transformer.training import distribute, rundir
 from keras_transformer.training.architectures import RECIPES, recipe_name, with_known_length
 from keras_transformer.training.budget import TimeBudget, planned_schedule
 from keras_transformer.training.callbacks import kill_point
 from keras_transformer.training.config import PRECISIONS, TrainConfig, resolve_precision, use_xla
 from keras_transformer.training.fitting import compile_model, fit_run
 from keras_transformer.training.pretraining import load_pretrained
-from keras_transformer.training.rundir import (
-    check_not_finished,
-    check_splits,
-    make_run_dir,
-    plot_run_curves,
-    write_config,
-    write_json,
-)
+from keras_transformer.training.rundir import plot_run_curves
 
 logger = logging.getLogger(__name__)
 
@@ -55,20 +31,16 @@ __all__ = ["TrainConfig", "resolve_precision", "train", "use_xla", "with_known_l
 def train(config: TrainConfig) -> dict:
     """Run one training job and write its run directory; returns `metrics.json`."""
     if not config.overwrite:  # a finished run is refused at once; --overwrite clears it later
-        check_not_finished(config.run_dir, overwrite=False)
+        rundir.check_not_finished(config.run_dir, overwrite=False)
     # First TensorFlow call: logical devices and collectives are fixed at start-up.
     strategy = distribute.make_strategy(config.strategy, config.cpu_devices)
-    per_replica_batch = distribute.check_global_batch(config.batch_size, strategy)
-    logger.info(
-        "global batch %d = %d replica(s) x %d",
-        config.batch_size,
-        strategy.num_replicas_in_sync,
-        per_replica_batch,
-    )
+    per_replica = distribute.check_global_batch(config.batch_size, strategy)
+    replicas = strategy.num_replicas_in_sync
+    logger.info("global batch %d = %d replica(s) x %d", config.batch_size, replicas, per_replica)
     # The data (and a pre-trained encoder) are read and checked before any file is made;
     # the chief writes the run directory, other workers a temporary one.
     task = data.load_task(config.task, **config.task_options())
-    check_splits(task)
+    rundir.check_splits(task)
     sized = size_from_data(config, task)
     init = load_pretrained(config.init_from) if config.init_from else None
     keras.utils.set_random_seed(config.seed)
@@ -77,17 +49,13 @@ def train(config: TrainConfig) -> dict:
     xla = use_xla(config.jit_compile)
     logger.info(
         "task %s: %d train, %d validation, %d test examples",
-        task.name,
-        len(task.train),
-        len(task.validation),
-        len(task.test),
-    )
+        task.name, len(task.train), len(task.validation), len(task.test),
+    )  # fmt: skip
 
-    # The recipe learns the vocabularies and builds the batches in memory, so bad
-    # settings (a tiny --vocab-size, ...) fail before the run directory is touched.
+    # The recipe learns the vocabularies and batches in memory: bad settings fail before any file.
     recipe = RECIPES[recipe_name(config)](config, task, init)
-    check_not_finished(config.run_dir, config.overwrite)
-    run_dir = make_run_dir(distribute.write_dir(config.run_dir, strategy))
+    rundir.check_not_finished(config.run_dir, config.overwrite)
+    run_dir = rundir.make_run_dir(distribute.write_dir(config.run_dir, strategy))
     for name, tokenizer in recipe.tokenizers.items():
         tokenizer.save(os.path.join(run_dir, "tokenizers", name))
     schedule, callbacks = None, []
@@ -102,48 +70,31 @@ def train(config: TrainConfig) -> dict:
             loss=recipe.loss, metrics=recipe.metrics,
         )  # fmt: skip
     distribute.prepare_for_strategy(model, recipe.train_ds.element_spec)
-    write_config(
-        config,
-        run_dir,
-        jit_compile_resolved=xla,
-        mixed_precision_resolved=precision,
-        num_replicas=strategy.num_replicas_in_sync,
-        sized_from_data=sized,
-        planned_steps=None if schedule is None else schedule.total_steps,
-        **recipe.config_extra,
-    )
+    rundir.write_config(
+        config, run_dir, jit_compile_resolved=xla, mixed_precision_resolved=precision,
+        num_replicas=replicas, sized_from_data=sized,
+        planned_steps=None if schedule is None else schedule.total_steps, **recipe.config_extra,
+    )  # fmt: skip
     fit = fit_run(
-        model,
-        recipe.train_ds,
-        recipe.val_ds,
-        run_dir=run_dir,
-        epochs=config.epochs,
-        early_stopping_patience=config.early_stopping_patience,
-        callbacks=callbacks,
-    )
+        model, recipe.train_ds, recipe.val_ds, run_dir=run_dir, epochs=config.epochs,
+        early_stopping_patience=config.early_stopping_patience, callbacks=callbacks,
+    )  # fmt: skip
     model.save(os.path.join(run_dir, "model.keras"))
     kill_point("before_plots")  # test hook (callbacks.kill_point): no-op unless set
     metrics = {
-        "architecture": config.architecture,
-        **recipe.evaluate(model, fit),
-        **fit.metrics(model),
-        "num_test": len(task.test),
-    }
+        "architecture": config.architecture, **recipe.evaluate(model, fit),
+        **fit.metrics(model), "num_test": len(task.test),
+    }  # fmt: skip
     if config.time_budget is not None:
         metrics["time_budget_seconds"] = config.time_budget
         metrics["stopped_by_time_budget"] = callbacks[0].stopped_step is not None
-    plot_run_curves(
-        run_dir,
-        config,
-        int(optimizer.iterations.numpy()),
-        schedule=recipe.learning_rate or schedule,
-    )
+    steps = int(optimizer.iterations.numpy())
+    plot_run_curves(run_dir, config, steps, schedule=recipe.learning_rate or schedule)
     if recipe.plot is not None:
         recipe.plot(model, os.path.join(run_dir, "plots"))
-    # metrics.json marks a finished run (check_not_finished): written last, so a run
-    # stopped before it (even between the plots) is resumed, never taken as done.
+    # metrics.json marks a finished run: written last, so a run stopped before it is resumed.
     kill_point("before_metrics")
-    write_json(os.path.join(run_dir, "metrics.json"), metrics)
+    rundir.write_json(os.path.join(run_dir, "metrics.json"), metrics)
     keras.mixed_precision.set_global_policy("float32")
     if run_dir != config.run_dir:  # a non-chief worker: its files were only a copy
         shutil.rmtree(run_dir, ignore_errors=True)
@@ -151,26 +102,17 @@ def train(config: TrainConfig) -> dict:
 
 
 def size_from_data(config: TrainConfig, task) -> dict:
-    """Fills the sizes `config` leaves to the data (--task tsv); returns those chosen.
-
-    `data.sizing.plan_training` on the training pairs (and the time budget)
-    picks the vocabulary, model, length and epochs that were not set.
-    """
+    """Fills the sizes `config` leaves to the data (`data.sizing.plan_training`); returns them."""
     if not config.sized_by_data:
         return {}
     from keras_transformer.data import sizing
 
-    plan = sizing.plan_training(
-        sizing.corpus_stats(task.train),
-        budget_seconds=config.time_budget,
-        batch_size=config.batch_size,
+    stats, budget = sizing.corpus_stats(task.train), config.time_budget
+    chosen = config.apply_plan(
+        sizing.plan_training(stats, budget_seconds=budget, batch_size=config.batch_size)
     )
-    chosen = config.apply_plan(plan)
-    logger.info(
-        "sized from the %d training pairs: %s",
-        len(task.train),
-        ", ".join(f"{name} {value}" for name, value in chosen.items()),
-    )
+    chosen_text = ", ".join(f"{name} {value}" for name, value in chosen.items())
+    logger.info("sized from the %d training pairs: %s", len(task.train), chosen_text)
     return chosen
 
 

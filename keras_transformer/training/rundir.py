@@ -16,14 +16,8 @@ from keras_transformer.training.schedule import TransformerSchedule
 
 
 def check_not_finished(run_dir: str, overwrite: bool) -> None:
-    """Refuses to train into a finished run, or clears it for `overwrite`.
-
-    A finished run (one with `metrics.json`) raises `FileExistsError` unless
-    `overwrite`; with `overwrite`, its training state (`history.csv`,
-    `metrics.json`, `checkpoints/`, `backup/`, `logs/`, `plots/`) is deleted so
-    the new run neither resumes from it nor competes with its best loss. An
-    unfinished run is left alone: running the same command again resumes it.
-    """
+    """`FileExistsError` for a finished run (one with `metrics.json`), unless `overwrite`, which
+    deletes its training state; an unfinished run is left alone, to be resumed."""
     if not os.path.exists(os.path.join(run_dir, "metrics.json")):
         return
     if not overwrite:
@@ -32,8 +26,7 @@ def check_not_finished(run_dir: str, overwrite: bool) -> None:
             "Pass --out DIR for a new run, or --overwrite to replace it."
         )
     for name in ("history.csv", "metrics.json"):
-        path = os.path.join(run_dir, name)
-        if os.path.exists(path):
+        if os.path.exists(path := os.path.join(run_dir, name)):
             os.remove(path)
     for name in ("checkpoints", "backup", "logs", "plots"):
         shutil.rmtree(os.path.join(run_dir, name), ignore_errors=True)
@@ -43,8 +36,7 @@ def make_run_dir(run_dir: str) -> str:
     """Creates `run_dir` with `plots/`, `checkpoints/` and `tokenizers/`; returns it.
 
     Raises:
-        ValueError: if the directory cannot be created (a file in the way, no
-            permission), naming the path.
+        ValueError: if the directory cannot be created (a file in the way, no permission).
     """
     try:
         for sub in ("plots", "checkpoints", "tokenizers"):
@@ -70,34 +62,25 @@ def write_json(path: str, content: dict) -> None:
 
 
 def write_config(config: Any, run_dir: str, **extra: Any) -> None:
-    """`config.json` in `run_dir`: every field of the dataclass `config` (and its
-    `run_dir`), `extra`, and the library versions."""
+    """`config.json`: the fields of the dataclass `config`, its `run_dir`, `extra`, versions."""
     write_json(
         os.path.join(run_dir, "config.json"),
         {
-            **dataclasses.asdict(config),
-            "run_dir": config.run_dir,
-            **extra,
-            "keras_version": keras.__version__,
-            "tensorflow_version": tf.__version__,
+            **dataclasses.asdict(config), "run_dir": config.run_dir, **extra,
+            "keras_version": keras.__version__, "tensorflow_version": tf.__version__,
         },
-    )
+    )  # fmt: skip
 
 
 def plot_run_curves(run_dir: str, config: Any, steps: int, schedule: Any = None) -> None:
-    """`plots/history.png` (from `history.csv`) and `plots/learning_rate.png`.
+    """`plots/history.png` and `plots/learning_rate.png` over the `steps` taken.
 
-    The learning rate is `schedule` when given (the run's `BudgetSchedule`, or
-    a recipe's constant rate),
-    `config.learning_rate` when the config has one that is set (a constant), else the paper's `TransformerSchedule(config.d_model,
-    config.warmup_steps)`, drawn over the `steps` taken (at least two warm-ups).
+    The rate is `schedule` (a `BudgetSchedule` or a constant), else `config.learning_rate`,
+    else the paper's `TransformerSchedule` (drawn over at least two warm-ups).
     """
-    plots_dir = os.path.join(run_dir, "plots")
-    plots.plot_history(
-        plots.read_history(os.path.join(run_dir, "history.csv")),
-        os.path.join(plots_dir, "history.png"),
-    )
-    path = os.path.join(plots_dir, "learning_rate.png")
+    history = plots.read_history(os.path.join(run_dir, "history.csv"))
+    plots.plot_history(history, os.path.join(run_dir, "plots", "history.png"))
+    path = os.path.join(run_dir, "plots", "learning_rate.png")
     rate = getattr(config, "learning_rate", None)
     if isinstance(schedule, int | float):  # a recipe's constant rate
         rate, schedule = schedule, None
@@ -110,9 +93,8 @@ def plot_run_curves(run_dir: str, config: Any, steps: int, schedule: Any = None)
         schedule = TransformerSchedule(config.d_model, config.warmup_steps)
         plots.plot_schedule(schedule, max(steps, config.warmup_steps * 2), path)
     else:
-        plots.plot_schedule(
-            lambda x: [rate] * len(x), max(steps, 1), path, title=f"constant learning rate {rate}"
-        )
+        title = f"constant learning rate {rate}"
+        plots.plot_schedule(lambda x: [rate] * len(x), max(steps, 1), path, title=title)
 
 
 def check_splits(task: Any) -> None:

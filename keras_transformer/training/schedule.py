@@ -25,35 +25,21 @@ def _check_positive_int(name: str, value: Any) -> int:
 class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
     """Linear warm-up then inverse-square-root decay, as in the paper.
 
-    Implements section 5.3 of "Attention Is All You Need":
+    Section 5.3 of the paper, times a constant `scale`:
 
         lrate = d_model^-0.5 * min(step^-0.5, step * warmup_steps^-1.5)
 
-    multiplied by an optional constant `scale` (1.0 in the paper). The rate
-    grows linearly for the first `warmup_steps` steps, peaks at
-    `scale * (d_model * warmup_steps)^-0.5` on step `warmup_steps`, and then
-    decays proportionally to the inverse square root of the step.
-
-    Step counting: the paper counts steps from 1, Keras counts optimizer
-    iterations from 0. This schedule maps Keras iteration `i` to paper step
-    `i + 1`, so the first update (`optimizer.iterations == 0`) uses the paper's
-    step-1 rate (small and positive, never 0 or inf), and the peak rate is used
-    by the `warmup_steps`-th update, i.e. at `schedule(warmup_steps - 1)`.
-    (The TensorFlow tutorial passes the 0-based iteration straight in, which
-    makes its first update use a learning rate of exactly 0.)
-
-    The computation is done in float32 whatever the dtype of `step`.
+    Keras iteration `i` is paper step `i + 1`, so the first update's rate is small but not 0
+    (the TensorFlow tutorial's is exactly 0), and `schedule(warmup_steps - 1)` is the peak.
+    Computed in float32.
 
     Args:
-        d_model: int > 0. Model width; sets the overall size of the rate.
-        warmup_steps: int > 0. Number of linear warm-up steps. Defaults to
-            4000, the paper's value.
-        scale: float > 0. Constant multiplier on the whole curve. Defaults to
-            1.0, the paper's schedule.
+        d_model: int > 0, the model width.
+        warmup_steps: int > 0, linear warm-up steps (the paper's 4000).
+        scale: float > 0, a multiplier on the whole curve (1.0 in the paper).
 
     Call arguments:
-        step: scalar integer or float tensor, the 0-based optimizer iteration
-            (Keras passes `optimizer.iterations`).
+        step: scalar tensor, the 0-based optimizer iteration.
 
     Returns:
         Scalar float32 tensor, the learning rate for that iteration.
@@ -77,12 +63,8 @@ class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
         super().__init__()
         self.d_model = _check_positive_int("d_model", d_model)
         self.warmup_steps = _check_positive_int("warmup_steps", warmup_steps)
-        if (
-            isinstance(scale, bool)
-            or not isinstance(scale, numbers.Real)
-            or not math.isfinite(scale)
-            or scale <= 0
-        ):
+        bad = isinstance(scale, bool) or not isinstance(scale, numbers.Real)
+        if bad or not math.isfinite(scale) or scale <= 0:
             raise ValueError(
                 f"scale={scale!r} must be a finite number > 0; pass scale=1.0 for the "
                 "paper's schedule, or e.g. scale=2.0 to double every learning rate."
@@ -95,15 +77,10 @@ class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
         return self.scale * (self.d_model * self.warmup_steps) ** -0.5
 
     def __call__(self, step: Any) -> Any:
-        # Paper step = Keras iteration + 1 (see the class docstring).
-        step = ops.cast(step, "float32") + 1.0
+        step = ops.cast(step, "float32") + 1.0  # paper step = Keras iteration + 1
         warmup = step * (self.warmup_steps**-1.5)
         decay = ops.rsqrt(step)
         return (self.scale * self.d_model**-0.5) * ops.minimum(decay, warmup)
 
     def get_config(self) -> dict[str, Any]:
-        return {
-            "d_model": self.d_model,
-            "warmup_steps": self.warmup_steps,
-            "scale": self.scale,
-        }
+        return {"d_model": self.d_model, "warmup_steps": self.warmup_steps, "scale": self.scale}
