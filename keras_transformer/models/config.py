@@ -12,7 +12,8 @@ from keras_transformer._validation import check_divisible, check_positive_int, c
 class TransformerConfig:
     """Model hyperparameters, validated once; every builder and run config uses them.
 
-    Defaults: a small model of the paper's shape (base: `num_layers=6, d_model=512, dff=2048`).
+    Defaults: a small model of the paper's shape (base: `num_layers=6, d_model=512, num_heads=8,
+    dff=2048`), the sizes `keras-transformer train` uses when its size flags are left out.
 
     Args:
         num_layers, d_model: layers per stack (N); model width.
@@ -29,13 +30,13 @@ class TransformerConfig:
     >>> TransformerConfig(d_model=130)
     Traceback (most recent call last):
     ...
-    ValueError: d_model=130 must be divisible by num_heads=8; pick num_heads among the divisors of d_model or pass key_dim explicitly.
+    ValueError: d_model=130 must be divisible by num_heads=4; pick num_heads among the divisors of d_model or pass key_dim explicitly.
     """
 
-    num_layers: int = 4
+    num_layers: int = 2
     d_model: int = 128
-    num_heads: int = 8
-    dff: int = 512
+    num_heads: int = 4
+    dff: int = 256
     dropout: float = 0.1
     attention_dropout: float = 0.0
     max_length: int = 512

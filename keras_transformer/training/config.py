@@ -63,10 +63,15 @@ TRANSLATION_TASKS: tuple[str, ...] = (*GENERATED_TASKS, "tsv", "ted_hrlr_pt_en")
 DATA_SIZED_TASKS: tuple[str, ...] = ("tsv",)
 """Tasks whose sizes left unset are chosen from the corpus (`data.sizing.plan_training`)."""
 
+_MODEL_SIZES = ("num_layers", "d_model", "num_heads", "dff")
 FIXED_SIZES: dict[str, int] = dict(
-    epochs=12, max_length=48, num_layers=2, d_model=128, num_heads=4, dff=256, vocab_size=2000
+    epochs=12,
+    max_length=48,
+    vocab_size=2000,
+    **{name: getattr(TransformerConfig(), name) for name in _MODEL_SIZES},
 )
-"""The sizes of every other task (the README's numbers job) when their flags are left out."""
+"""The sizes of every other task (the README's numbers job) when their flags are left out:
+the model's are `TransformerConfig`'s defaults, one set for the builders and `train`."""
 
 BUDGET_EPOCHS = 1000
 """The epoch cap of a `--time-budget` run: the budget, not the epochs, ends it."""

@@ -28,6 +28,18 @@ def test_other_tasks_take_the_fixed_sizes():
     )  # fmt: skip
 
 
+def test_one_set_of_model_defaults_for_the_builders_and_train():
+    import keras_transformer as kt
+
+    # the numbers task trains without dropout and with 48 positions; all else is the default
+    assert TrainConfig().model == kt.models.TransformerConfig(max_length=48, dropout=0.0)
+    assert TrainConfig(task="it-referent", architecture="encoder").model.dropout == 0.1
+    model = kt.models.build_transformer(50, 60)  # no size given: TransformerConfig's
+    layers = [layer for layer in model.layers if "encoder_layer" in layer.name]
+    assert len(layers) == TrainConfig().num_layers
+    assert layers[0].get_config()["num_heads"] == TrainConfig().num_heads
+
+
 def test_a_time_budget_is_parsed_and_caps_nothing_but_time():
     config = TrainConfig(time_budget="1.5m")
     assert config.time_budget == 90.0 and config.planned_schedule
