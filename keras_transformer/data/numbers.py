@@ -46,14 +46,24 @@ def _check_language(name: str, lang: object, max_number: int) -> str:
             f"{name}={lang!r} is not a language num2words supports; "
             f"choose one of {list(supported_languages())}"
         )
-    try:
-        num2words(max_number, lang=lang)
-    except (OverflowError, NotImplementedError, ValueError, TypeError) as error:
+    if not _writes(lang, max_number):
+        # num2words' 'am' fails from 1100 on: say how far the language goes
+        tops = (10**k - 1 for k in range(len(str(max_number)), 0, -1))
+        top = next((number for number in tops if _writes(lang, number)), 0)
         raise ValueError(
-            f"{name}={lang!r} cannot write max_number={max_number} in words ({error}); "
-            "use a smaller max_number"
-        ) from error
+            f"{name}={lang!r} cannot write max_number={max_number} in words: num2words' "
+            f"{lang!r} converter fails on it (it writes {top} but not {10 * top + 9}); choose "
+            f"another language (--{name.replace('_', '-')}) or, in Python, "
+            f"numbers_task(max_number={top})"
+        )
     return lang
+
+
+def _writes(lang: str, number: int) -> bool:
+    try:
+        return bool(num2words(number, lang=lang).strip())
+    except (OverflowError, NotImplementedError, ValueError, TypeError, AttributeError):
+        return False
 
 
 def sample_numbers(count: int, max_number: int, rng: np.random.Generator) -> np.ndarray:

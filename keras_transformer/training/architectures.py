@@ -34,6 +34,7 @@ from keras_transformer.data.batches import (
     prefix_dataset,
     prefix_sequences,
 )
+from keras_transformer.data.normalize import normalize_text
 from keras_transformer.inference import SentenceEncoder, Translator, retrieval_accuracy
 from keras_transformer.inference.generation import translate_by_prefix
 from keras_transformer.models.config import TransformerConfig
@@ -115,12 +116,14 @@ def check_full_batch(filled: bool, config, why: str = "") -> None:
 def translation_metrics(model, test_ds, test_pairs, translate, tokens_per_epoch, fit) -> dict:
     """Test scores of a translation run; `translate(sources)` gives the predictions.
 
-    References are whitespace-normalised; chrF sits beside BLEU, which scores right one-word
-    outputs (German compounds) 0.
+    References are normalised as the tokenizer normalises its text (`normalize_text`: NFC, one
+    ASCII space), so a reference that num2words spells decomposed (Kannada, Telugu) matches the
+    same word predicted. chrF sits beside BLEU, which scores right one-word outputs (German
+    compounds) 0.
     """
     scores = model.evaluate(test_ds, verbose=0, return_dict=True)
     sources = [s for s, _ in test_pairs]
-    references = [" ".join(t.split()) for _, t in test_pairs]
+    references = [normalize_text(t) for _, t in test_pairs]
     predictions = list(translate(sources))
     pairs = list(zip(sources, references, predictions, strict=True))
     return {

@@ -119,3 +119,11 @@ def test_unsupported_language_is_named_and_supported_ones_listed():
 def test_bad_options_are_named(option, value, error):
     with pytest.raises(error, match=option):
         numbers_task(**{"num_train": 5, "num_validation": 0, "num_test": 0, option: value})
+
+
+def test_a_language_num2words_cannot_write_far_says_how_far_it_goes():
+    with pytest.raises(ValueError, match=r"'am' converter fails.*writes 999 but not 9999"):
+        numbers_task(source_lang="en", target_lang="am")
+    task = numbers_task(source_lang="en", target_lang="am", max_number=999, num_train=100,
+                        num_validation=10, num_test=10)  # fmt: skip
+    assert len(task.train) == 100

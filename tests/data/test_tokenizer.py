@@ -177,3 +177,19 @@ def test_synthetic_symbols_are_one_token_each():
     sources = [s for s, _ in task.train]
     lengths = tokenizer.tokenize(sources).row_lengths().numpy().tolist()
     assert lengths == [len(s.split()) for s in sources]
+
+
+def test_cjk_ideographs_are_one_piece_each_and_round_trip():
+    """Unspaced kanji phrases would otherwise be learned as whole pieces (`##百二十三`)."""
+    task = numbers_task(source_lang="en", target_lang="ja", num_train=2000, num_validation=10,
+                        num_test=10, seed=0)  # fmt: skip
+    texts = [target for _, target in task.train] + ["東京は晴れです", "서울은 맑습니다"] * 20
+    tokenizer = WordPieceTokenizer.learn(texts, vocab_size=500)
+    ideographs = [t for t in tokenizer.vocabulary if "\u4e00" <= t[-1] <= "\u9fff"]
+    assert ideographs and all(len(t.removeprefix("##")) == 1 for t in ideographs)
+    assert any(len(t.removeprefix("##")) > 1 for t in tokenizer.vocabulary[6:])  # others learn
+    samples = texts[:50] + ["東京は晴れです", "서울은 맑습니다", "八十五万六百二十三"]
+    ids = tokenizer.tokenize(tf.constant(samples))
+    assert [s.decode() for s in tokenizer.detokenize(ids).numpy()] == samples
+    pieces = tokenizer.lookup(tokenizer.tokenize(tf.constant(["八十五万"])))[0].numpy()
+    assert [p.decode() for p in pieces] == ["八", "##十", "##五", "##万"]

@@ -161,3 +161,28 @@ def test_dual_encoder_retrieves_held_out_translations(tmp_path):
     )
     with pytest.raises(ValueError, match="not a pair task"):
         TrainConfig(task="it-referent", architecture="dual-encoder")
+
+
+def test_exact_match_compares_normalised_references():
+    """num2words spells Kannada and Telugu decomposed; the tokenizer's NFC output must match."""
+    import unicodedata
+
+    from num2words import num2words
+
+    reference = num2words(1234, lang="te")
+    assert not unicodedata.is_normalized("NFC", reference)  # the case this test is about
+
+    class Evaluated:
+        def evaluate(self, *args, **kwargs):
+            return {"masked_accuracy": 1.0, "loss": 0.0}
+
+    class Fit:
+        epochs_run, seconds = 1, 1.0
+
+    predicted = unicodedata.normalize("NFC", reference)  # what detokenize returns
+    pairs = [("one thousand two hundred and thirty-four", reference + "\u00a0"), ("x", "y")]
+    metrics = architectures.translation_metrics(
+        Evaluated(), None, pairs, lambda sources: [predicted, "z"], 10, Fit()
+    )
+    assert metrics["test_exact_match"] == 0.5
+    assert metrics["samples"][0]["reference"] == predicted

@@ -135,3 +135,29 @@ def test_a_model_compiled_with_it_saves_and_loads(tmp_path):
     assert type(loaded.metrics[-1].metrics[-1]) is MaskedSequenceAccuracy or any(
         isinstance(m, MaskedSequenceAccuracy) for m in loaded.metrics[-1].metrics
     )
+
+
+def test_a_plateau_below_the_ceiling_first_decays_the_planned_rate_for_one_epoch():
+    from keras_transformer.training.budget import BudgetSchedule
+
+    class Optimizer:
+        iterations = 300
+        _learning_rate = BudgetSchedule(7e-4, warmup_steps=100, total_steps=1200)
+
+    model = _Model()
+    model.optimizer = Optimizer()
+    callback = SequencesConverged()
+    callback.set_model(model)
+    callback.set_params({"steps": 100})
+    schedule = Optimizer._learning_rate
+    for epoch, value in enumerate([0.5, 0.993, 0.990]):  # flat above the floor after epoch 2
+        callback.on_epoch_end(epoch, {"val_sequence_accuracy": value})
+    assert not model.stop_training and schedule.total_steps == 400  # decays to 0 by step 400
+    assert float(schedule(399)) < 1e-7 < float(schedule(299))
+    callback.on_epoch_end(3, {"val_sequence_accuracy": 0.999})
+    assert model.stop_training
+    # 0.999 (the ceiling) stops at once: nothing left to gain from a decay
+    callback = SequencesConverged()
+    callback.set_model(_Model())
+    callback.on_epoch_end(0, {"val_sequence_accuracy": 0.9995})
+    assert callback.model.stop_training
