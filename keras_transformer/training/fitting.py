@@ -89,9 +89,10 @@ class SequencesConverged(keras.callbacks.Callback):
     at least `floor` and `patience` epochs in a row did not beat it by `min_delta`. Below
     `floor`, flat epochs are a slow phase or a dip at the learning-rate peak (numbers en->it
     went 0.948 -> 0.856 and recovered; a floor of 0.9 stopped it at test exact match 0.972).
-    A plateau below `ceiling` under a `budget.BudgetSchedule` first decays the rate to zero
-    over one more epoch, then stops: weights taken near the peak rate are noisy (numbers
-    en->ko stopped at test exact match 0.976 without this epoch, 0.999 with it).
+    Under a `budget.BudgetSchedule`, a rate above `floor` (below `ceiling`) instead decays
+    the learning rate to zero over one more epoch, then stops: weights taken near the peak
+    rate are noisy (numbers en->ko stopped at test exact match 0.976 without this epoch,
+    0.999 with it).
     """
 
     def __init__(
@@ -112,7 +113,9 @@ class SequencesConverged(keras.callbacks.Callback):
         elif self.best >= self.floor:
             self.flat += 1
         self.best = value if self.best is None else max(self.best, value)
-        if value >= self.ceiling or (self.flat >= self.patience and not self._cool_down()):
+        if value < self.ceiling and self.best >= self.floor and self._cool_down():
+            return
+        if value >= self.ceiling or self.flat >= self.patience:
             logger.info("validation sequence accuracy %.4f has converged: stopping", value)
             self.model.stop_training = True
 

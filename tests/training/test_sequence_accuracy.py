@@ -137,7 +137,7 @@ def test_a_model_compiled_with_it_saves_and_loads(tmp_path):
     )
 
 
-def test_a_plateau_below_the_ceiling_first_decays_the_planned_rate_for_one_epoch():
+def test_above_the_floor_the_planned_rate_first_decays_the_planned_rate_for_one_epoch():
     from keras_transformer.training.budget import BudgetSchedule
 
     class Optimizer:
@@ -150,8 +150,9 @@ def test_a_plateau_below_the_ceiling_first_decays_the_planned_rate_for_one_epoch
     callback.set_model(model)
     callback.set_params({"steps": 100})
     schedule = Optimizer._learning_rate
-    for epoch, value in enumerate([0.5, 0.993, 0.990]):  # flat above the floor after epoch 2
-        callback.on_epoch_end(epoch, {"val_sequence_accuracy": value})
+    callback.on_epoch_end(0, {"val_sequence_accuracy": 0.98})  # below the floor: no change
+    assert schedule.total_steps == 1200 and not callback.cooling
+    callback.on_epoch_end(1, {"val_sequence_accuracy": 0.993})  # above: one epoch of decay
     assert not model.stop_training and schedule.total_steps == 400  # decays to 0 by step 400
     assert float(schedule(399)) < 1e-7 < float(schedule(299))
     callback.on_epoch_end(3, {"val_sequence_accuracy": 0.999})
