@@ -1,7 +1,5 @@
 """Argument checks shared by layers and builders: one clear message each."""
 
-from __future__ import annotations
-
 import argparse
 import json
 import math
@@ -36,7 +34,6 @@ def float_flag(minimum: float, maximum: float | None = None, *, open_minimum: bo
     """An argparse `type=` for a finite float in `[minimum, maximum)` (ends per `open_*`).
 
     Example:
-
     >>> rate = float_flag(0.0, 1.0)
     >>> rate("0.1")
     0.1
@@ -81,7 +78,6 @@ def _damaged(path: str, reason: str) -> DamagedRunError:
 def check_run_files(run_dir) -> None:
     """Raise `DamagedRunError` when a run directory's `config.json` (not a JSON object) or
     `model.keras` (not a complete zip with Keras's config and weights) is damaged."""
-    run_dir = os.fspath(run_dir)
     config = os.path.join(run_dir, "config.json")
     if os.path.isfile(config):
         try:
@@ -94,29 +90,25 @@ def check_run_files(run_dir) -> None:
             raise _damaged(config, f"it holds a JSON {kind}, not an object of settings")
     model = os.path.join(run_dir, "model.keras")
     if os.path.isfile(model):
-        size = os.path.getsize(model)
         try:
             with zipfile.ZipFile(model) as archive:
                 names = set(archive.namelist())
                 damaged = archive.testzip()
         except (zipfile.BadZipFile, EOFError, OSError) as error:
-            reason = f"not a complete .keras archive ({size} bytes; {error})"
+            reason = f"not a complete .keras archive ({os.path.getsize(model)} bytes; {error})"
             raise _damaged(model, reason) from None
         if damaged is not None:
             raise _damaged(model, f"member {damaged} fails its checksum")
-        if not {"config.json", "model.weights.h5"} <= names:
-            lacking = ", ".join(sorted({"config.json", "model.weights.h5"} - names))
-            raise _damaged(model, f"the archive lacks {lacking}")
+        if lacking := sorted({"config.json", "model.weights.h5"} - names):
+            raise _damaged(model, f"the archive lacks {', '.join(lacking)}")
 
 
 TRANSLATING_ARCHITECTURES = ("encoder-decoder", "decoder-only")  # what translate/export serve
 
 
 def run_files(run_dir) -> tuple[str, dict[str, str]]:
-    """`(architecture, files)` of a translation run directory: `model.keras` and the
-    vocabularies (`tokenizers/{source,target}` or `joint`). Raises `FileNotFoundError`,
-    `DamagedRunError` or `UserInputError` (an architecture that does not translate)."""
-    run_dir = os.fspath(run_dir)
+    """`(architecture, files)` of a translation run: `model.keras`, `tokenizers/{source,target}`
+    or `joint`. Raises `FileNotFoundError`, `DamagedRunError` or `UserInputError`."""
     check_run_files(run_dir)  # a damaged config.json or model.keras says so first
     config_path, architecture = os.path.join(run_dir, "config.json"), "encoder-decoder"
     if os.path.isfile(config_path):
@@ -129,22 +121,19 @@ def run_files(run_dir) -> tuple[str, dict[str, str]]:
     sides = ("joint",) if architecture == "decoder-only" else ("source", "target")
     files = {"model": os.path.join(run_dir, "model.keras")}
     files.update({side: os.path.join(run_dir, "tokenizers", side, "vocab.txt") for side in sides})
-    missing = [path for path in files.values() if not os.path.isfile(path)]
+    missing = [os.path.relpath(p, run_dir) for p in files.values() if not os.path.isfile(p)]
     if missing:
         raise FileNotFoundError(f"{run_dir} is not a run directory of `keras-transformer train`: "
-                                f"missing "
-                                f"{', '.join(os.path.relpath(p, run_dir) for p in missing)}. Pass "
-                                f"the --out directory of a finished training run.")  # fmt: skip
+                                f"missing {', '.join(missing)}. Pass the --out directory of a "
+                                f"finished training run.")  # fmt: skip
     for side in sides:
         try:
             with open(files[side], encoding="utf-8") as handle:
-                tokens = handle.read().split()
+                tokens = set(handle.read().split())
         except UnicodeDecodeError as error:
-            tokens, reason = None, f"not UTF-8 text ({error.reason})"
-        else:
-            reason = "it lacks [PAD] [UNK] [START] [END]"
-        if tokens is None or not {"[PAD]", "[UNK]", "[START]", "[END]"} <= set(tokens):
-            raise _damaged(files[side], reason)
+            raise _damaged(files[side], f"not UTF-8 text ({error.reason})") from None
+        if not {"[PAD]", "[UNK]", "[START]", "[END]"} <= tokens:
+            raise _damaged(files[side], "it lacks [PAD] [UNK] [START] [END]")
     return architecture, files
 
 
@@ -153,5 +142,4 @@ class OneLineArgumentParser(argparse.ArgumentParser):
     instead of argparse's whole usage: the command line promises one line per failure."""
 
     def error(self, message: str):
-        message = message.rstrip(".")
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.exit(2, f"{self.prog}: error: {message.rstrip('.')} (see {self.prog} --help)\n")

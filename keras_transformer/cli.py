@@ -1,28 +1,25 @@
-"""`keras-transformer` command line (also `python -m keras_transformer`).
-
-Each `keras_transformer.commands.<name>` registers one subcommand; none imports
-TensorFlow before it runs, so `--help` and `--version` start fast."""
-
-from __future__ import annotations
+"""`keras-transformer` command line (also `python -m keras_transformer`)."""
 
 import argparse
+import contextlib
+import functools
 import importlib
 import logging
 import os
 import sys
 import tempfile
+import traceback
 
+from keras_transformer import __version__
 from keras_transformer._validation import OneLineArgumentParser as _Parser
+from keras_transformer.errors import MissingExtraError
 
 # Before anything imports TensorFlow: no C++ start-up lines (cuInit, oneDNN); `-vv` shows them.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 COMMANDS = ("train", "pretrain", "translate", "export", "compare", "benchmark", "exercises")
-
 NO_TENSORFLOW = frozenset({"exercises"})  # commands that run without importing TensorFlow
-
 EXIT_OK, EXIT_USER_ERROR, EXIT_INTERNAL_ERROR = 0, 2, 3
-
 EPILOG = """\
 exit status: 0 success; 2 the command cannot run as given: a usage error (unknown
 option, bad value) or bad input (a missing or damaged file or run directory, bad
@@ -34,9 +31,8 @@ shows the traceback of user errors too.
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The parser of every command; imports no TensorFlow."""
-    from keras_transformer import __version__
-
+    """The parser of every command (one per `keras_transformer.commands.<name>`); imports no
+    TensorFlow, so `--help` and `--version` start fast."""
     raw = argparse.RawDescriptionHelpFormatter
     parser = _Parser(prog="keras-transformer", description=__doc__.splitlines()[0], epilog=EPILOG,
                      formatter_class=raw)  # fmt: skip
@@ -45,12 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="-v: progress (INFO log lines); -vv: also debug lines and "
                         "TensorFlow's own logs")  # fmt: skip
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    original = sub.add_parser
-
-    def add_parser(name, **kwargs):  # every command's --help ends with the exit statuses
-        return original(name, **{"epilog": EPILOG, "formatter_class": raw, **kwargs})
-
-    sub.add_parser = add_parser
+    # every command's --help ends with the exit statuses
+    sub.add_parser = functools.partial(sub.add_parser, epilog=EPILOG, formatter_class=raw)
     for name in COMMANDS:
         importlib.import_module(f"keras_transformer.commands.{name}").register(sub)
     return parser
@@ -68,12 +60,9 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("KERAS_TRANSFORMER_TRACEBACK"):
             raise
         if user_error(error):
-            text = str(error).strip()
-            message = text.splitlines()[0] if text else type(error).__name__
+            message = (str(error).strip().splitlines() or [type(error).__name__])[0]
             print(f"keras-transformer {args.command}: error: {message}", file=sys.stderr)
             return EXIT_USER_ERROR
-        import traceback
-
         traceback.print_exc()
         name = f"keras-transformer {args.command}: internal error ({type(error).__name__})"
         print(f"{name}; please report it with the traceback above.", file=sys.stderr)
@@ -82,12 +71,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def user_error(error: BaseException) -> bool:
     """Errors a user can fix, reported as one line; anything else is a bug."""
-    from keras_transformer.errors import MissingExtraError
-
-    if isinstance(error, (ValueError, OSError, MissingExtraError)):
-        return True
-    tf = sys.modules.get("tensorflow")
-    return tf is not None and isinstance(error, tf.errors.OpError)
+    tf = sys.modules.get("tensorflow")  # TensorFlow's own errors only once it is imported
+    fixable = (ValueError, OSError, MissingExtraError) + ((tf.errors.OpError,) if tf else ())
+    return isinstance(error, fixable)
 
 
 class _Formatter(logging.Formatter):
@@ -129,12 +115,10 @@ def _import_tensorflow_quietly() -> None:
             os.dup2(saved, 2)
             os.close(saved)
     tf.get_logger().setLevel(logging.ERROR)
-    try:
+    with contextlib.suppress(ImportError):  # absl comes with TensorFlow
         from absl import logging as absl_logging
 
         absl_logging.set_verbosity(absl_logging.ERROR)
-    except ImportError:  # absl comes with TensorFlow; nothing to quiet without it
-        pass
 
 
 if __name__ == "__main__":

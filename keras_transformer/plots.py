@@ -1,8 +1,4 @@
-"""Figures of a training run: curves, learning-rate schedule, attention heat maps.
-
-Each draws on its own `Figure` (never pyplot), writes one PNG and returns its path."""
-
-from __future__ import annotations
+"""Figures of a training run, each on its own `Figure` (never pyplot), saved as one PNG."""
 
 import csv
 import os
@@ -33,15 +29,12 @@ def save(fig, path: str | os.PathLike, **layout) -> str:
 
 
 def plot_history(history: dict[str, list[float]], path: str | os.PathLike) -> str:
-    """Loss and accuracy (masked token accuracy, or accuracy for classifiers) per
-    epoch, training against validation."""
+    """Loss and accuracy (or masked token accuracy) per epoch, training against validation."""
     epochs = np.arange(1, len(history.get("loss", [])) + 1)
-    train_metrics = [k for k in history if not k.startswith("val_")]
-    accuracy = next((k for k in train_metrics if k.endswith("accuracy")), "accuracy")
+    accuracy = next((k for k in history if k.endswith("accuracy") and k[:4] != "val_"), "accuracy")
     fig, axes = figure(1, 2, figsize=(10, 4))
     for ax, metric in zip(axes, ("loss", accuracy), strict=True):
-        for prefix, style in (("", "-"), ("val_", "--")):
-            key = prefix + metric
+        for key, style in ((metric, "-"), (f"val_{metric}", "--")):
             if key in history:
                 ax.plot(epochs, history[key], style, marker="o", label=key)
         ax.set(xlabel="epoch", title=metric)
@@ -54,8 +47,7 @@ def plot_schedule(
     schedule, steps: int, path: str | os.PathLike,
     title: str = "Learning-rate schedule (warm-up, then 1/sqrt(step))",
 ) -> str:  # fmt: skip
-    """Learning rate against optimizer step for a Keras `LearningRateSchedule`
-    (or any function of a float32 step array)."""
+    """Learning rate against step of a `LearningRateSchedule` (any function of float32 steps)."""
     x = np.arange(max(int(steps), 1))
     fig, ax = figure()
     ax.plot(x, np.asarray(schedule(x.astype("float32"))))
@@ -64,10 +56,8 @@ def plot_schedule(
     return save(fig, path)
 
 
-def plot_attention(
-    weights, query_tokens: list[str], key_tokens: list[str], path: str | os.PathLike,
-    title: str = "attention",
-) -> str:  # fmt: skip
+def plot_attention(weights, query_tokens: list[str], key_tokens: list[str], path: str | os.PathLike,
+                   title: str = "attention") -> str:  # fmt: skip
     """Heat maps of attention weights `(num_heads, q_len, kv_len)`, one per head."""
     weights = np.asarray(weights)[:, : len(query_tokens), : len(key_tokens)]
     heads, cols = weights.shape[0], min(weights.shape[0], 4)

@@ -31,22 +31,14 @@ from keras_transformer.analysis.timing import (
 
 __all__ = [
     "attention_parameters", "decoder_layer_parameters", "encoder_layer_parameters",
-    "feed_forward_parameters", "transformer_parameters",
-    # Table 1 of the paper: formulas (complexity.py)
-    "LAYER_KINDS", "apply_layer", "complexity_table", "layer_flops", "layer_parameters",
-    "maximum_path_length", "operations_crossover", "reference_layer", "sequential_steps",
-    "table_operations",
-    # measured on traced graphs (operations.py)
+    "feed_forward_parameters", "transformer_parameters", "LAYER_KINDS", "apply_layer",
+    "complexity_table", "layer_flops", "layer_parameters", "maximum_path_length",
+    "operations_crossover", "reference_layer", "sequential_steps", "table_operations",
     "count_flops", "count_recurrent_steps", "critical_path", "growth_exponent", "measure_layer",
-    "measure_operations", "op_flops", "trace_graph",
-    # path length through gradients (gradients.py)
-    "decay_ratio", "gradient_curves", "gradient_model", "gradient_norms",
-    # wall clock (timing.py)
-    "first_length_slower", "fit_time_curve", "time_step", "timing_sweep",
-    # long-range recall (long_range.py)
-    "LONG_RANGE_MODELS", "RecallData", "build_recall_model", "long_range_experiment",
-    "recall_accuracy", "recall_data",
-    "plots",
+    "measure_operations", "op_flops", "trace_graph", "decay_ratio", "gradient_curves",
+    "gradient_model", "gradient_norms", "first_length_slower", "fit_time_curve", "time_step",
+    "timing_sweep", "LONG_RANGE_MODELS", "RecallData", "build_recall_model",
+    "long_range_experiment", "recall_accuracy", "recall_data", "plots",
 ]
 # fmt: on
 # isort: on

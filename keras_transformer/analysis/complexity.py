@@ -1,13 +1,8 @@
 """Table 1 of the paper as formulas: parameters, operations, sequential steps, path length.
 
-Each row is given exactly for the Keras layer `reference_layer` builds, so every formula can
-be checked against it (`count_params()`, the traced graph in `analysis.operations`, gradients
-in `analysis.gradients`). A multiply-add is 2 FLOPs; only matrix products and convolutions
-count (softmax, activations, biases and norms are O(T d)); batch 1. Self-attention's
-parameters do not depend on `T`: the same four `d x d` projections serve every position.
+Exact for the layers `reference_layer` builds (checked against `count_params()` and the traced
+graph). A multiply-add is 2 FLOPs; only matrix products and convolutions count; batch 1.
 """
-
-from __future__ import annotations
 
 import math
 from typing import Any
@@ -23,81 +18,69 @@ _RECURRENT_GATES = {"rnn": 1, "gru": 3, "lstm": 4}
 _RECURRENT_LAYERS = {"rnn": "SimpleRNN", "lstm": "LSTM", "gru": "GRU"}
 
 
-def _check_kind(kind: str) -> None:
-    if kind not in LAYER_KINDS:
+def _check(kind: str | None = None, **positive: int) -> None:
+    if kind is not None and kind not in LAYER_KINDS:
         raise ValueError(f"kind={kind!r} is not a known layer kind; choose one of {LAYER_KINDS}")
+    for name, value in positive.items():
+        check_positive_int(name, value)
 
 
 def layer_parameters(kind: str, d: int, kernel_size: int = 3) -> int:
     """Exact parameter count of `reference_layer(kind, d, kernel_size)`; none depends on `T`.
 
-    Self-attention `4 d^2 + 4 d` (Q, K, V, O with biases, any number of heads); simple RNN
-    `2 d^2 + d`; LSTM `8 d^2 + 4 d`; GRU (`reset_after=True`, two biases per gate)
-    `6 d^2 + 6 d`; convolution `k d^2 + d`.
+    Self-attention `4 d^2 + 4 d` (Q, K, V, O with biases, any heads); simple RNN `2 d^2 + d`;
+    LSTM `8 d^2 + 4 d`; GRU (`reset_after=True`) `6 d^2 + 6 d`; convolution `k d^2 + d`.
 
     Args:
         kind: one of `LAYER_KINDS`.
         d: model width (input and output size).
-        kernel_size: convolution width `k` (used by `"convolution"` only).
+        kernel_size: convolution width `k`.
 
     Returns:
         The number of weights.
 
     Example:
-
     >>> layer_parameters("self_attention", 512), layer_parameters("lstm", 512)
     (1050624, 2099200)
     """
-    _check_kind(kind)
-    check_positive_int("d", d)
-    check_positive_int("kernel_size", kernel_size)
+    _check(kind, d=d, kernel_size=kernel_size)
     if kind == "self_attention":
         return 4 * d * d + 4 * d
     if kind == "convolution":
         return kernel_size * d * d + d
-    biases = 2 if kind == "gru" else 1
-    return _RECURRENT_GATES[kind] * (2 * d * d + biases * d)
+    return _RECURRENT_GATES[kind] * (2 * d * d + (2 if kind == "gru" else 1) * d)
 
 
 def layer_flops(kind: str, length: int, d: int, kernel_size: int = 3) -> int:
-    """Exact forward FLOPs (2 per multiply-add) of the layer's matrix products, batch 1.
-
-    Self-attention `2 (4 T d^2 + 2 T^2 d)` (projections, scores, weighted sum); a recurrent
-    layer `2 * gates * 2 T d^2` (input and state products per step); convolution `2 T k d^2`.
+    """Exact forward FLOPs of the layer's matrix products on one sequence.
 
     Args:
         kind, d, kernel_size: as in `layer_parameters`.
         length: sequence length `T`.
 
     Returns:
-        FLOPs of one forward pass on one sequence.
+        FLOPs of one forward pass.
 
     Example:
-
     >>> layer_flops("self_attention", 8, 4), layer_flops("rnn", 8, 4)
     (2048, 512)
     """
-    _check_kind(kind)
-    for name, value in (("length", length), ("d", d), ("kernel_size", kernel_size)):
-        check_positive_int(name, value)
+    _check(kind, length=length, d=d, kernel_size=kernel_size)
     if kind == "self_attention":
-        macs = 4 * length * d * d + 2 * length * length * d
-    elif kind == "convolution":
-        macs = length * kernel_size * d * d
-    else:
-        macs = _RECURRENT_GATES[kind] * 2 * length * d * d
-    return 2 * macs
+        return 2 * (4 * length * d * d + 2 * length * length * d)
+    if kind == "convolution":
+        return 2 * length * kernel_size * d * d
+    return 2 * _RECURRENT_GATES[kind] * 2 * length * d * d
 
 
 def table_operations(kind: str, length: int, d: int, kernel_size: int = 3) -> int:
     """The leading term of Table 1's "complexity per layer": `T^2 d`, `T d^2` or `k T d^2`.
 
     Example:
-
     >>> table_operations("self_attention", 10, 64), table_operations("rnn", 10, 64)
     (6400, 40960)
     """
-    _check_kind(kind)
+    _check(kind)
     if kind == "self_attention":
         return length * length * d
     if kind == "convolution":
@@ -109,29 +92,21 @@ def sequential_steps(kind: str, length: int) -> int:
     """Operations that must run one after another: `T` for a recurrent layer, else 1.
 
     Example:
-
     >>> sequential_steps("lstm", 50), sequential_steps("self_attention", 50)
     (50, 1)
     """
-    _check_kind(kind)
-    check_positive_int("length", length)
+    _check(kind, length=length)
     return length if kind in _RECURRENT_GATES else 1
 
 
 def maximum_path_length(kind: str, length: int, kernel_size: int = 3) -> int:
     """Layers (or steps) a signal crosses between the two ends of a length-`T` sequence.
 
-    1 for self-attention, `T - 1` for a recurrent layer, `ceil((T - 1) / (k - 1))` stacked
-    contiguous convolutions (the paper's O(n / k)).
-
     Example:
-
     >>> [maximum_path_length(k, 65) for k in ("self_attention", "rnn", "convolution")]
     [1, 64, 32]
     """
-    _check_kind(kind)
-    check_positive_int("length", length)
-    check_positive_int("kernel_size", kernel_size)
+    _check(kind, length=length, kernel_size=kernel_size)
     if length == 1:
         return 0
     if kind == "self_attention":
@@ -163,12 +138,10 @@ def complexity_table(
         kinds: the rows, from `LAYER_KINDS`.
 
     Returns:
-        A list of dicts with keys `layer`, `parameters`, `flops` (exact), `table_operations`
-        (Table 1's leading term), `sequential_steps`, `maximum_path_length` and the big-O
-        strings `parameters_order`, `operations_order`, `sequential_order`, `path_order`.
+        Dicts with `layer`, the counts of this module's functions and the big-O strings
+        `parameters_order`, `operations_order`, `sequential_order`, `path_order`.
 
     Example:
-
     >>> rows = complexity_table(100, 512, kinds=("self_attention", "rnn"))
     >>> [(r["layer"], r["table_operations"], r["sequential_steps"]) for r in rows]
     [('self_attention', 5120000, 1), ('rnn', 26214400, 100)]
@@ -191,9 +164,8 @@ def complexity_table(
 def operations_crossover(d: int, rnn: str = "rnn", *, exact: bool = False) -> float:
     """Sequence length at which self-attention's operations equal a recurrent layer's.
 
-    Table 1's leading terms give `T^2 d = T d^2` at `T = d`. With `exact=True` the attention
-    projections and the gates count too: `4 T d^2 + 2 T^2 d = 2 g T d^2` at `T = (g - 2) d`
-    for `g` gates (`2 d` for an LSTM, `d` for a GRU; 0 for a simple RNN, always cheaper).
+    Table 1's leading terms: `T^2 d = T d^2` at `T = d`. Whole layers (`exact=True`):
+    `4 T d^2 + 2 T^2 d = 2 g T d^2` at `T = (g - 2) d` for `g` gates (0 for a simple RNN).
 
     Args:
         d: model width.
@@ -204,16 +176,13 @@ def operations_crossover(d: int, rnn: str = "rnn", *, exact: bool = False) -> fl
         The crossover length `T*` (attention cheaper below it).
 
     Example:
-
     >>> operations_crossover(512), operations_crossover(512, "lstm", exact=True)
     (512.0, 1024.0)
     """
     check_positive_int("d", d)
     if rnn not in _RECURRENT_GATES:
         raise ValueError(f"rnn={rnn!r} must be one of {tuple(_RECURRENT_GATES)}")
-    if not exact:
-        return float(d)
-    return float(max(_RECURRENT_GATES[rnn] - 2, 0) * d)
+    return float(max(_RECURRENT_GATES[rnn] - 2, 0) * d if exact else d)
 
 
 def reference_layer(
@@ -221,28 +190,23 @@ def reference_layer(
 ) -> keras.layers.Layer:
     """The Keras layer whose exact costs the formulas of this module give.
 
-    `"self_attention"`: the package's `MultiHeadAttention` (heads of size `d / num_heads`,
-    called as `layer(x, x)`); `"rnn"`, `"lstm"`, `"gru"`: `SimpleRNN` / `LSTM` / `GRU` with
-    `d` units returning sequences; `"convolution"`: `Conv1D(d, kernel_size, padding="same")`.
-
     Args:
         kind, d, kernel_size: as in `layer_parameters`.
         num_heads: attention heads (must divide `d`).
         **kwargs: passed to the layer (e.g. `unroll=True` for a recurrent layer).
 
     Returns:
-        An unbuilt layer; call it on `(batch, T, d)` inputs.
+        An unbuilt layer for `(batch, T, d)` inputs: the package's `MultiHeadAttention`,
+        `SimpleRNN` / `LSTM` / `GRU` returning sequences, or `Conv1D(d, k, padding="same")`.
 
     Example:
-
     >>> import numpy as np
     >>> layer = reference_layer("convolution", 8, kernel_size=5)
     >>> _ = layer(np.zeros((1, 10, 8), "float32"))
     >>> layer.count_params() == layer_parameters("convolution", 8, kernel_size=5)
     True
     """
-    _check_kind(kind)
-    check_positive_int("d", d)
+    _check(kind, d=d)
     if kind == "self_attention":
         from keras_transformer.layers import MultiHeadAttention
 
@@ -259,7 +223,6 @@ def apply_layer(layer: keras.layers.Layer, inputs: Any) -> Any:
     """Calls a `reference_layer` on `(batch, T, d)` inputs (self-attention as `layer(x, x)`).
 
     Example:
-
     >>> import numpy as np
     >>> x = np.zeros((1, 5, 8), "float32")
     >>> tuple(apply_layer(reference_layer("self_attention", 8, num_heads=2), x).shape)

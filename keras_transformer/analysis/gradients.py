@@ -1,11 +1,9 @@
 """Path length measured through gradients: how much the last output feels each input.
 
-From the output at `T` to the input at `t` the gradient crosses `T - t` Jacobians of a
-recurrent layer (its norm shrinks or grows geometrically), one of self-attention, and is
-exactly zero beyond the receptive field of a convolution stack.
+From the output at `T` to the input at `t` the gradient crosses `T - t` Jacobians of a recurrent
+layer (its norm shrinks or grows geometrically), one of self-attention, and is exactly zero
+beyond the receptive field of a convolution stack.
 """
-
-from __future__ import annotations
 
 from typing import Any
 
@@ -13,8 +11,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from keras_transformer._validation import check_positive_int
-from keras_transformer.analysis.complexity import _RECURRENT_LAYERS
+from keras_transformer.analysis.complexity import _RECURRENT_LAYERS, _check
 
 GRADIENT_KINDS: tuple[str, ...] = ("rnn", "lstm", "gru", "transformer", "cnn")
 """Models `gradient_norms` knows: simple RNN, LSTM, GRU, one Transformer encoder
@@ -26,9 +23,8 @@ def gradient_model(
 ) -> keras.layers.Layer:
     """The layer whose input-to-output gradients `gradient_norms` measures.
 
-    `"rnn"`, `"lstm"`, `"gru"`: Keras' `SimpleRNN` / `LSTM` / `GRU` with `d` units and default
-    initializers; `"transformer"`: the package's post-LN `EncoderLayer` without dropout;
-    `"cnn"`: `conv_layers` causal `Conv1D(d, kernel_size)` with ReLU and residuals.
+    Keras' `SimpleRNN` / `LSTM` / `GRU`, the package's post-LN `EncoderLayer` without dropout,
+    or `conv_layers` causal `Conv1D(d, kernel_size)` with ReLU and residuals.
 
     Args:
         kind: one of `GRADIENT_KINDS`.
@@ -41,12 +37,11 @@ def gradient_model(
         A layer mapping `(batch, T, d)` to `(batch, T, d)`.
 
     Example:
-
     >>> import numpy as np
     >>> tuple(gradient_model("cnn", 4)(np.zeros((1, 6, 4), "float32")).shape)
     (1, 6, 4)
     """
-    check_positive_int("d", d)
+    _check(d=d)
     if kind in _RECURRENT_LAYERS:
         return getattr(keras.layers, _RECURRENT_LAYERS[kind])(d, return_sequences=True, name=kind)
     if kind == "transformer":
@@ -54,8 +49,7 @@ def gradient_model(
 
         return EncoderLayer(num_heads=num_heads, dff=2 * d, dropout=0.0, name="transformer")
     if kind == "cnn":
-        check_positive_int("conv_layers", conv_layers)
-        check_positive_int("kernel_size", kernel_size)
+        _check(conv_layers=conv_layers, kernel_size=kernel_size)
         inputs = x = keras.Input((None, d))
         options = dict(padding="causal", activation="relu")
         for i in range(conv_layers):
@@ -68,10 +62,7 @@ def gradient_model(
 def gradient_norms(
     kind: str, length: int, d: int = 32, *, seeds: int = 3, batch: int = 1, **model_kwargs: Any
 ) -> np.ndarray:
-    """Mean norm of the gradient of the last output with respect to every input position.
-
-    Measures `|| d (u . y_T) / d x_t ||` with `tf.GradientTape` on random inputs `x` and a
-    random unit vector `u`, for freshly initialized layers.
+    """Mean `|| d (u . y_T) / d x_t ||` over random inputs `x` and unit vectors `u`, at every `t`.
 
     Args:
         kind, d: as in `gradient_model`.
@@ -81,18 +72,14 @@ def gradient_norms(
         **model_kwargs: passed to `gradient_model` (`num_heads`, `kernel_size`, `conv_layers`).
 
     Returns:
-        float64 array `(length,)`; entry `j` is the mean norm at distance `j = T - t`
-        (0: the last input itself).
+        float64 array `(length,)`: entry `j` is the mean norm at distance `j = T - t`.
 
     Example:
-
     >>> norms = gradient_norms("cnn", 8, d=4, seeds=1, kernel_size=2, conv_layers=2)
     >>> bool(np.all(norms[3:] == 0.0)), bool(np.all(norms[:3] > 0.0))  # receptive field 3
     (True, True)
     """
-    check_positive_int("length", length)
-    check_positive_int("seeds", seeds)
-    check_positive_int("batch", batch)
+    _check(length=length, seeds=seeds, batch=batch)
     if kind not in GRADIENT_KINDS:
         raise ValueError(f"kind={kind!r} is not supported; choose one of {GRADIENT_KINDS}")
     total = np.zeros(length)
@@ -119,7 +106,6 @@ def decay_ratio(norms: np.ndarray) -> float:
     Distance 0 is left out: in a residual layer it includes the identity path from `x_T`.
 
     Example:
-
     >>> decay_ratio(np.array([5.0, 1.0, 0.5, 0.25]))
     0.25
     """
@@ -138,17 +124,12 @@ def gradient_curves(
         `{kind: {"distance": [0..T-1], "norm": [...], "decay_ratio": float}}`.
 
     Example:
-
-    >>> curves = gradient_curves(("rnn",), 5, d=4, seeds=1)
-    >>> curves["rnn"]["distance"]
+    >>> gradient_curves(("rnn",), 5, d=4, seeds=1)["rnn"]["distance"]
     [0, 1, 2, 3, 4]
     """
     curves = {}
     for kind in kinds:
         norms = gradient_norms(kind, length, d, seeds=seeds, **model_kwargs)
-        curves[kind] = {
-            "distance": list(range(length)),
-            "norm": [float(v) for v in norms],
-            "decay_ratio": decay_ratio(norms),
-        }
+        curve = {"distance": list(range(length)), "norm": [float(v) for v in norms]}
+        curves[kind] = {**curve, "decay_ratio": decay_ratio(norms)}
     return curves

@@ -1,16 +1,10 @@
 """Long-range dependencies: the `recall` task at growing distance, one model per column.
 
-In `load_task("recall", distance=n)` the target is the symbol `n` positions from the end of
-a source of varying length (`n .. n + 8`), so a model must find it *relative to the end*. The
-RNN without attention must carry it through `n - 1` later steps (the O(T) path); the CNN
-(attention over its encoder outputs) reaches about `num_layers * (kernel_size - 1)` back; the
-Transformer relates every pair of positions in one layer (O(1)). Every model is trained
-briefly from scratch with the same data, loss and Adam at a constant learning rate, and
-scored by the accuracy of its first output token (the recalled symbol, teacher-forced) on
-held-out sources. Chance is `1 / vocab_size`.
+In `load_task("recall", distance=n)` the target is the symbol `n` positions from the end of a
+source of varying length: the RNN must carry it through `n - 1` later steps (O(T)), the CNN sees
+`num_layers * (kernel_size - 1)` back, the Transformer finds it in one layer (O(1)). Every model
+is trained briefly with the same data, loss and Adam; chance is `1 / vocab_size`.
 """
-
-from __future__ import annotations
 
 import time
 from dataclasses import dataclass
@@ -20,7 +14,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from keras_transformer._validation import check_positive_int
+from keras_transformer.analysis.complexity import _check
 
 LONG_RANGE_MODELS: tuple[str, ...] = ("transformer", "rnn", "rnn_attention", "cnn")
 """Models `recall_accuracy` can train: the Transformer, the LSTM encoder-decoder without
@@ -41,15 +35,13 @@ def build_recall_model(
         d_model: width of every model.
         max_length: longest sequence (position tables).
         num_layers: layers of the Transformer and the CNN.
-        num_heads: heads of the Transformer. Recall needs one lookup, which one wide head
-            learns sooner: at distance 8 (`d_model=32`, one layer, 2000 pairs) test accuracy
-            passed 0.95 after 6-7 epochs with 1 head, 10 with 2, not within 10 with 4 or 8.
+        num_heads: heads of the Transformer. One wide head learns the lookup sooner: at distance
+            8 (`d_model=32`, one layer) 0.95 took 6-7 epochs with 1 head, 10 with 2, >10 with 4.
 
     Returns:
         An uncompiled `keras.Model` with the `{"source", "target"}` -> logits interface.
 
     Example:
-
     >>> build_recall_model("rnn", 20, 8, 12).name
     'rnn_seq2seq'
     """
@@ -111,22 +103,19 @@ def recall_data(
         A `RecallData`.
 
     Example:
-
     >>> prepared = recall_data(3, num_train=16, num_test=4, batch_size=8)
     >>> prepared.max_length, len(prepared.test[0][1])
     (13, 4)
     """
     from keras_transformer import data
 
-    check_positive_int("distance", distance)
-    check_positive_int("batch_size", batch_size)
+    _check(distance=distance, batch_size=batch_size)
     task = data.load_task(
         "recall", distance=distance, vocab_size=vocab_size, num_train=num_train,
         num_validation=0, num_test=num_test, seed=seed,
     )  # fmt: skip
     tokenizer = data.WordPieceTokenizer.learn([s for s, _ in task.train], vocab_size + 20)
     max_length = task.info["length"][1] + 2  # [START] symbols [END]
-    # One padded shape per side: sources to max_length, decoder inputs ([START] x) to 2.
     common = {"max_length": max_length, "bucket_boundaries": [2, max_length], "seed": seed}
     train = data.make_dataset(
         task.train, tokenizer, tokenizer, batch_size=min(batch_size, num_train), **common
@@ -147,7 +136,7 @@ def recall_accuracy(
     num_heads: int = 1, vocab_size: int = 10, learning_rate: float = 3e-3, seed: int = 0,
     run_eagerly: bool = False,
 ) -> dict[str, Any]:  # fmt: skip
-    """Trains model `name` on `recall` at `distance` and scores the recalled symbol.
+    """Trains model `name` on `recall` at `distance`; scores the recalled symbol (teacher-forced).
 
     Args:
         name: one of `LONG_RANGE_MODELS`.
@@ -164,7 +153,6 @@ def recall_accuracy(
         `{"accuracy": float, "seconds": float, "parameters": int, "final_loss": float}`.
 
     Example:
-
     >>> result = recall_accuracy("rnn", 1, num_train=64, num_test=16, epochs=1, d_model=8,
     ...                          run_eagerly=True)
     >>> 0.0 <= result["accuracy"] <= 1.0
@@ -172,7 +160,7 @@ def recall_accuracy(
     """
     from keras_transformer.training import MaskedSparseCategoricalCrossentropy
 
-    check_positive_int("epochs", epochs)
+    _check(epochs=epochs)
     prepared = distance
     if not isinstance(prepared, RecallData):
         prepared = recall_data(
@@ -184,13 +172,12 @@ def recall_accuracy(
         name, prepared.vocab_size, d_model, prepared.max_length, num_layers=num_layers,
         num_heads=num_heads,
     )  # fmt: skip
+    optimizer, loss = keras.optimizers.Adam(learning_rate), MaskedSparseCategoricalCrossentropy()
+    # A whole epoch per call: these models are so small that the per-step Python overhead would
+    # otherwise dominate (measured ~30% on 2 cores).
+    steps = 1 if run_eagerly else prepared.steps
     model.compile(
-        optimizer=keras.optimizers.Adam(learning_rate),
-        loss=MaskedSparseCategoricalCrossentropy(),
-        run_eagerly=run_eagerly,
-        # A whole epoch per call: these models are so small that the per-step
-        # Python overhead would otherwise dominate (measured ~30% on 2 cores).
-        steps_per_execution=1 if run_eagerly else prepared.steps,
+        optimizer=optimizer, loss=loss, run_eagerly=run_eagerly, steps_per_execution=steps
     )
     start = time.perf_counter()
     history = model.fit(prepared.train, epochs=epochs, shuffle=False, verbose=0)  # tf.data shuffles
@@ -223,7 +210,6 @@ def long_range_experiment(
         "seconds": {model: [...]}, "parameters": {model: [...]}, "settings": kwargs}`.
 
     Example:
-
     >>> result = long_range_experiment([1], ("cnn",), num_train=64, num_test=16, epochs=1,
     ...                                d_model=8, run_eagerly=True)
     >>> sorted(result["accuracy"])
@@ -235,12 +221,9 @@ def long_range_experiment(
                 f"models contains {name!r}, not a known model; choose from {LONG_RANGE_MODELS}"
             )
     keys = ("accuracy", "seconds", "parameters")
-    result: dict[str, Any] = {
-        "distances": list(distances),
-        "chance": 1.0 / kwargs.get("vocab_size", 10),
-    }
-    result.update({key: {name: [] for name in models} for key in keys})
-    result["settings"] = dict(kwargs)
+    chance = 1.0 / kwargs.get("vocab_size", 10)
+    result: dict[str, Any] = {"distances": list(distances), "chance": chance}
+    result.update({key: {name: [] for name in models} for key in keys}, settings=dict(kwargs))
     data_keys = ("num_train", "num_test", "batch_size", "vocab_size", "seed")
     data_options = {key: kwargs[key] for key in data_keys if key in kwargs}
     train_options = {key: value for key, value in kwargs.items() if key not in data_options}

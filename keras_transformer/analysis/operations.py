@@ -1,16 +1,9 @@
 """Measured operations and sequential steps, read from TensorFlow's traced graph.
 
-The layer's forward pass on one `(1, T, d)` input is traced (`get_concrete_function`, all
-shapes static) and walked op by op. FLOPs: every `MatMul`, `BatchMatMulV2` (Keras' `einsum`)
-and `Conv2D` (TensorFlow's `Conv1D`) adds `2 * output elements * contracted size`; other ops
-are O(T d) and not counted, as in `complexity.layer_flops`. Sequential steps: the critical
-path (most products on one dependency chain) at `T` over its value at `T = 1`; recurrent
-layers are traced with `unroll=True` so that their `T` steps appear in the graph (a
-`tf.while_loop` would hide them in one op, and `tf.compat.v1.profiler` does not look inside
-loops either). `count_recurrent_steps` counts the iterations of the real (not unrolled) loop.
+Every `MatMul`, `BatchMatMulV2` (Keras' `einsum`) and `Conv2D` (`Conv1D`) traced on a `(1, T, d)`
+input counts. Recurrent layers are traced with `unroll=True`: a `tf.while_loop` would hide their
+`T` steps in one op (from `tf.compat.v1.profiler` too); `count_recurrent_steps` counts the loop's.
 """
-
-from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
@@ -30,13 +23,11 @@ def trace_graph(fn: Callable[[tf.Tensor], Any], input_shape: tuple[int, ...]) ->
     """The graph of `fn` traced on a float32 input of static `input_shape`.
 
     Example:
-
     >>> graph = trace_graph(lambda x: tf.matmul(x, x), (3, 3))
     >>> [op.type for op in graph.get_operations()][-2:]
     ['MatMul', 'Identity']
     """
-    spec = tf.TensorSpec(input_shape, tf.float32)
-    return tf.function(fn).get_concrete_function(spec).graph
+    return tf.function(fn).get_concrete_function(tf.TensorSpec(input_shape, tf.float32)).graph
 
 
 def op_flops(op: tf.Operation) -> int:
@@ -49,7 +40,6 @@ def op_flops(op: tf.Operation) -> int:
         FLOPs (multiply-add = 2); 0 for ops that are not matrix products or convolutions.
 
     Example:
-
     >>> graph = trace_graph(lambda x: tf.matmul(x, tf.ones((3, 5))), (2, 3))
     >>> sum(op_flops(op) for op in graph.get_operations())  # 2 * (2 * 5) * 3
     60
@@ -75,7 +65,6 @@ def count_flops(graph: tf.Graph) -> int:
     """Total FLOPs of the matrix products and convolutions in `graph` (see `op_flops`).
 
     Example:
-
     >>> count_flops(trace_graph(lambda x: tf.matmul(x, x), (4, 4)))
     128
     """
@@ -83,12 +72,9 @@ def count_flops(graph: tf.Graph) -> int:
 
 
 def critical_path(graph: tf.Graph) -> int:
-    """The most matrix products / convolutions on one chain of data dependencies.
-
-    The product steps that must run one after another however many processors there are.
+    """The most matrix products / convolutions on one chain of data dependencies (in sequence).
 
     Example:
-
     >>> def chain(x):  # x @ x, then the result @ x: two steps in sequence
     ...     return tf.matmul(tf.matmul(x, x), x)
     >>> critical_path(trace_graph(chain, (2, 2)))
@@ -106,20 +92,15 @@ def measure_layer(
 ) -> dict[str, float]:
     """Parameters, forward FLOPs, critical path and graph size of a built `reference_layer`.
 
-    `sequential_steps` is the critical path at `T` over the critical path at 1: `T` for a
-    recurrent layer (traced unrolled), 1 for a convolution and for attention (Q projection ->
-    scores -> weighted values -> output projection: 4 products for any `T`).
-
     Args:
         kind, d, kernel_size, num_heads: as in `complexity.reference_layer`.
         length: sequence length `T`.
 
     Returns:
-        A dict with `parameters` (`count_params()`), `flops`, `critical_path`,
-        `sequential_steps` and `graph_ops` (ops in the traced graph).
+        A dict with `parameters` (`count_params()`), `flops`, `critical_path`, `sequential_steps`
+        (the critical path at `T` over that at 1) and `graph_ops` (ops in the traced graph).
 
     Example:
-
     >>> measure_layer("rnn", length=6, d=4)["sequential_steps"]
     6
     >>> m = measure_layer("self_attention", length=6, d=4)
@@ -171,9 +152,8 @@ def count_recurrent_steps(
 ) -> int:
     """Steps a Keras recurrent layer (its `tf.while_loop`) executes on one sequence.
 
-    A counting cell adds 1 to a variable at every call. Keras also calls the step once before
-    the loop, only to learn the output's shape and dtype ("output_time_zero" in
-    `keras/src/backend/tensorflow/rnn.py`); that call is subtracted.
+    A counting cell adds 1 to a variable at every call, less the call Keras makes before the
+    loop to learn the output's shape ("output_time_zero" in its TensorFlow `rnn.py`).
 
     Args:
         length: sequence length `T`.
@@ -185,7 +165,6 @@ def count_recurrent_steps(
         How many loop iterations ran the cell: `T`, one after the other.
 
     Example:
-
     >>> count_recurrent_steps(7, d=4)
     7
     """
@@ -213,11 +192,9 @@ def measure_operations(
         d, kinds, kernel_size, num_heads: as in `measure_layer` (`kinds`: several `kind`).
 
     Returns:
-        `{kind: {"parameters": [...], "flops": [...], "critical_path": [...],
-        "sequential_steps": [...], "graph_ops": [...]}}`, one entry per length.
+        `{kind: {key: [one value per length]}}` with the keys of `measure_layer`.
 
     Example:
-
     >>> m = measure_operations([4, 8], d=4, kinds=("convolution",))
     >>> m["convolution"]["flops"], m["convolution"]["sequential_steps"]
     ([384, 768], [1, 1])
@@ -233,12 +210,10 @@ def growth_exponent(lengths: list[int], values: list[float]) -> float:
     """Slope of `log(value)` against `log(T)`: ~1 for linear growth, ~2 for quadratic.
 
     Example:
-
     >>> round(growth_exponent([10, 20, 40], [100, 400, 1600]), 3)
     2.0
     """
-    x = np.log(np.asarray(lengths, dtype="float64"))
-    y = np.log(np.asarray(values, dtype="float64"))
+    x, y = (np.log(np.asarray(v, dtype="float64")) for v in (lengths, values))
     if len(x) < 2:
         raise ValueError(f"lengths={lengths} needs at least two lengths to fit a slope")
     return float(np.polyfit(x, y, 1)[0])

@@ -1,7 +1,5 @@
 """Analytic parameter counts of the package's models (checked against Keras)."""
 
-from __future__ import annotations
-
 
 def attention_parameters(d_model: int, num_heads: int, key_dim: int | None = None) -> int:
     """Multi-head attention: Q, K, V projections to `num_heads * key_dim` and back.
@@ -48,15 +46,12 @@ def transformer_parameters(
     table (the sinusoid has none).
 
     Example:
-
     >>> transformer_parameters(37000, 37000, num_layers=6, d_model=512, num_heads=8,
     ...                        dff=2048, share_embeddings=True)
     63082496
     """
-    count = num_layers * (
-        encoder_layer_parameters(d_model, num_heads, dff)
-        + decoder_layer_parameters(d_model, num_heads, dff)
-    )
+    layers = encoder_layer_parameters(d_model, num_heads, dff)
+    count = num_layers * (layers + decoder_layer_parameters(d_model, num_heads, dff))
     if share_embeddings:
         count += source_vocab_size * d_model
     else:

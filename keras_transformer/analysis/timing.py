@@ -1,13 +1,9 @@
 """Wall-clock time of one forward + backward step against the sequence length.
 
 Operations are not time: a recurrent layer's `T` small steps run one after the other, while
-self-attention's `T^2 d` multiply-adds run as a few large matrix products. The numbers are
-for comparing shapes of curves on *this* machine, not for asserting. `fit_time_curve` finds
-where the quadratic term overtakes the linear one (by operation count at `T = 2 d`; measured,
-usually later, since the large projections run closer to peak than the softmax).
+self-attention's `T^2 d` multiply-adds run as a few large matrix products. Compare the shapes of
+the curves on *this* machine; do not assert on them.
 """
-
-from __future__ import annotations
 
 import itertools
 import time
@@ -16,18 +12,14 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from keras_transformer._validation import check_positive_int
-from keras_transformer.analysis.complexity import apply_layer, reference_layer
+from keras_transformer.analysis.complexity import _check, apply_layer, reference_layer
 
 
 def time_step(
     kind: str, length: int, d: int, *, batch: int = 1, repeats: int = 5, kernel_size: int = 3,
     num_heads: int = 1, seed: int = 0, statistic: str = "median",
 ) -> float:  # fmt: skip
-    """Median (or fastest) seconds of one compiled forward + backward pass of a `reference_layer`.
-
-    A `tf.function` computes a scalar loss and its gradients with respect to the weights and
-    the input; it is timed after one warm-up call (tracing).
+    """Seconds of one compiled forward + backward pass of a `reference_layer`, after a warm-up.
 
     Args:
         kind, d, kernel_size, num_heads: as in `complexity.reference_layer`.
@@ -42,17 +34,14 @@ def time_step(
         Seconds (the `statistic` over `repeats`).
 
     Example:
-
     >>> time_step("convolution", 16, 8, repeats=2) > 0.0
     True
     """
-    for name, value in (("length", length), ("d", d), ("batch", batch), ("repeats", repeats)):
-        check_positive_int(name, value)
+    _check(length=length, d=d, batch=batch, repeats=repeats)
     if statistic not in ("median", "min"):
         raise ValueError(f"statistic={statistic!r} is not supported; choose 'median' or 'min'")
     layer = reference_layer(kind, d, kernel_size, num_heads)
-    x = np.random.default_rng(seed).standard_normal((batch, length, d))
-    x = tf.constant(x, dtype=tf.float32)
+    x = tf.constant(np.random.default_rng(seed).standard_normal((batch, length, d)), tf.float32)
     apply_layer(layer, x)  # build
     variables = [v.value for v in layer.trainable_weights]
 
@@ -67,8 +56,7 @@ def time_step(
     seconds = []
     for _ in range(repeats):
         start = time.perf_counter()
-        grads = step(x)
-        _ = [g.numpy() for g in grads[:1]]  # wait for the result
+        step(x)[0].numpy()  # wait for the result
         seconds.append(time.perf_counter() - start)
     return float(np.median(seconds) if statistic == "median" else np.min(seconds))
 
@@ -88,9 +76,7 @@ def timing_sweep(
         `{kind: [seconds per length]}`.
 
     Example:
-
-    >>> sweep = timing_sweep(("convolution",), [8, 16], 4, repeats=1)
-    >>> len(sweep["convolution"])
+    >>> len(timing_sweep(("convolution",), [8, 16], 4, repeats=1)["convolution"])
     2
     """
     return {kind: [time_step(kind, t, d, **kwargs) for t in lengths] for kind in kinds}
@@ -99,9 +85,9 @@ def timing_sweep(
 def fit_time_curve(lengths: list[int], seconds: list[float]) -> dict[str, float | None]:
     """Fits `seconds = a + b T + c T^2` and returns the length where `c T^2` overtakes `b T`.
 
-    The fit minimizes the *relative* error (times span orders of magnitude) with
-    `a, b, c >= 0`: least squares on every subset of the three terms, keeping the best one
-    whose coefficients are all non-negative.
+    By operation count that is `T = 2 d`; measured, usually later (the large projections run
+    closer to peak than the softmax). The fit minimizes the *relative* error with `a, b, c >= 0`:
+    least squares on every subset of the three terms, keeping the best non-negative one.
 
     Args:
         lengths: sequence lengths (at least 3).
@@ -112,14 +98,12 @@ def fit_time_curve(lengths: list[int], seconds: list[float]) -> dict[str, float 
         the last `None` when the best fit has no quadratic or no linear term.
 
     Example:
-
     >>> T = np.array([100, 200, 400, 800])
     >>> fit = fit_time_curve(T, 1e-3 + 2e-6 * T + 1e-8 * T**2)
     >>> round(fit["quadratic_overtakes_linear_at"])
     200
     """
-    x = np.asarray(lengths, dtype="float64")
-    y = np.asarray(seconds, dtype="float64")
+    x, y = (np.asarray(values, dtype="float64") for values in (lengths, seconds))
     if x.shape[0] < 3 or x.shape != y.shape:
         raise ValueError(
             f"need at least 3 (length, seconds) pairs of equal count; got {x.shape[0]} "
@@ -151,7 +135,6 @@ def first_length_slower(
     """The first length from which `seconds` stays above `reference` (None if never).
 
     Example:
-
     >>> first_length_slower([1, 2, 3, 4], [1.0, 2.0, 5.0, 9.0], [3.0, 3.0, 3.0, 3.0])
     3
     """

@@ -1,7 +1,5 @@
 """`keras-transformer benchmark`: time training steps (ours against peers) and decoding here."""
 
-from __future__ import annotations
-
 PRECISION_FLAGS = {"fp32": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
 # keras_transformer.measure.harness's MODELS and SIZES, repeated: `--help` imports no TensorFlow.
 MODELS = ("ours", "keras_mha", "keras_hub", "tutorial")
@@ -10,9 +8,8 @@ SIZES = ("tutorial", "base", "tiny")
 
 def register(sub) -> None:
     # fmt: off
-    p = sub.add_parser(
-        "benchmark", description=__doc__.splitlines()[0],
-        help="measure training throughput (ours against Keras peers) and decoding speed")
+    p = sub.add_parser("benchmark", description=__doc__.splitlines()[0], help="measure training "
+                       "throughput (ours against Keras peers) and decoding speed")
     p.add_argument("--size", choices=SIZES, default="tutorial",
                    help="tutorial (the TF tutorial's model, batch 64 x 128; minutes on a 2-core "
                    "CPU), base (the paper's base model, batch 8 x 128), tiny (seconds)")

@@ -1,13 +1,10 @@
 """`keras-transformer compare`: measure Transformers against RNNs and CNNs, write a report."""
 
-from __future__ import annotations
-
 
 def register(sub) -> None:
     # fmt: off
-    p = sub.add_parser(
-        "compare", description=__doc__.splitlines()[0],
-        help="measure the Transformer-versus-RNN complexity table and write a report")
+    p = sub.add_parser("compare", description=__doc__.splitlines()[0], help="measure the "
+                       "Transformer-versus-RNN complexity table and write a report")
     p.add_argument("--out", default="runs/comparison", help="output directory")
     size = p.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true",

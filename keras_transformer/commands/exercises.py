@@ -1,8 +1,4 @@
-"""`keras-transformer exercises --out DIR`: the tutorials as exercises for students.
-
-Function bodies in cells tagged `exercise` become `raise NotImplementedError(...)`."""
-
-from __future__ import annotations
+"""`keras-transformer exercises --out DIR`: the tutorials as exercises for students."""
 
 import json
 import os
@@ -13,19 +9,17 @@ DEFAULT_TUTORIALS = pathlib.Path(__file__).resolve().parents[2] / "tutorials"
 
 def register(sub) -> None:
     # fmt: off
-    p = sub.add_parser(
-        "exercises", description=__doc__.splitlines()[0],
-        help="write the student versions of the tutorials (exercise bodies removed)")
+    p = sub.add_parser("exercises", description=__doc__.splitlines()[0], help="write the student "
+                       "versions of the tutorials (exercise bodies removed)")
     p.add_argument("--out", required=True, help="directory for the student notebooks")
-    p.add_argument("--tutorials", default=str(DEFAULT_TUTORIALS),
-                   help="directory of the solution notebooks (default: the repository's "
-                   "tutorials/)")
+    p.add_argument("--tutorials", default=str(DEFAULT_TUTORIALS), help="directory of the "
+                   "solution notebooks (default: the repository's tutorials/)")
     p.set_defaults(func=run)
     # fmt: on
 
 
 def write_student_notebooks(tutorials, out) -> list[pathlib.Path]:
-    """Writes the student version of every tutorial with an exercise cell; returns the paths."""
+    """Writes each tutorial with `exercise` cells, their function bodies stubbed; returns paths."""
     from keras_transformer.exercises import EXERCISE_TAG, student_version
 
     tutorials, out = pathlib.Path(tutorials), pathlib.Path(out)

@@ -1,8 +1,6 @@
 """`keras-transformer export RUN_DIR --out DIR`: a SavedModel for TF Serving."""
 
-from __future__ import annotations
-
-from keras_transformer._validation import NON_NEGATIVE, check_run_files
+from keras_transformer._validation import NON_NEGATIVE
 
 
 def register(sub) -> None:
@@ -22,11 +20,9 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from keras_transformer.export import export_translator
-    from keras_transformer.inference import Translator
-    from keras_transformer.inference.translator import check_beam_size
+    from keras_transformer.inference.translator import Translator, check_beam_size
 
     check_beam_size(args.beam_size)  # before loading the model
-    check_run_files(args.run_dir)
     translator = Translator.from_run_dir(args.run_dir)
     options = dict(beam_size=args.beam_size, alpha=args.alpha)
     print(export_translator(translator, args.out, args.version, **options))

@@ -1,7 +1,5 @@
 """`keras-transformer pretrain`: masked-LM pre-training of an encoder, then the fine-tuning test."""
 
-from __future__ import annotations
-
 import argparse
 
 from keras_transformer._validation import FRACTION, POSITIVE
@@ -16,8 +14,7 @@ def register(sub) -> None:
         help="pre-train an encoder as a masked language model (BERT's 15%% scheme)",
         description="Pre-train an encoder as a masked language model on unlabelled text "
         "(default: generated film reviews), then compare fine-tuning from it with training "
-        "from scratch on a small labelled set.",
-    )
+        "from scratch on a small labelled set.")
     p.add_argument("--corpus",
                    help="'reviews' (generated offline) or a UTF-8 text file with one text per line")
     p.add_argument("--num-sentences", type=int, help="generated corpus size")
@@ -43,8 +40,7 @@ def _pretrain(args) -> int:
 
     keys = ("validation_masked_accuracy", "train_seconds", "parameters")
     metrics = run_command(PretrainConfig, pretrain, args, "finetune_task", keys)
-    tuned = metrics.get("fine_tuning")
-    if tuned:
+    if tuned := metrics.get("fine_tuning"):
         print(f"fine-tuning on {tuned['task']} ({tuned['num_train']} labelled texts), test "
               f"accuracy: pre-trained {tuned['pretrained_test_accuracy']:.3f}, from scratch "
               f"{tuned['scratch_test_accuracy']:.3f} (chance {tuned['chance_accuracy']:.3f})")  # fmt: skip

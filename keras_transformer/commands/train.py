@@ -1,7 +1,5 @@
 """`keras-transformer train`: train an encoder-decoder and write a run directory."""
 
-from __future__ import annotations
-
 import argparse
 
 from keras_transformer._validation import POSITIVE, RATE
@@ -16,8 +14,7 @@ def register(sub) -> None:
     p = sub.add_parser(
         "train", argument_default=argparse.SUPPRESS,  # options left out keep TrainConfig's
         help="train an encoder-decoder Transformer and write a run directory",
-        description="Train a translator (default: numbers en -> de, embedded, offline).",
-    )
+        description="Train a translator (default: numbers en -> de, embedded, offline).")
     p.add_argument("--task", help="numbers, copy, reverse, sort, recall, tsv, ted_hrlr_pt_en, "
                    "it-referent, imdb, reviews")
     p.add_argument("--architecture", choices=ARCHITECTURES,
@@ -61,23 +58,19 @@ def register(sub) -> None:
 
 
 # The options train and pretrain share (model sizes and the recipe), with their types.
-RUN_OPTIONS = (
-    ("epochs", int), ("batch_size", int), ("max_length", int), ("num_layers", int),
-    ("d_model", int), ("num_heads", int), ("dff", int), ("dropout", float),
-    ("vocab_size", int), ("warmup_steps", int),
-)  # fmt: skip
+RUN_OPTIONS = (("epochs", int), ("batch_size", int), ("max_length", int), ("num_layers", int),
+               ("d_model", int), ("num_heads", int), ("dff", int), ("dropout", float),
+               ("vocab_size", int), ("warmup_steps", int))  # fmt: skip
 
 
 def add_run_arguments(parser) -> None:
-    """`--epochs`, `--d-model`, ... (their defaults are the run config's)."""
+    """`--epochs`, `--d-model`, ... (defaults: the run config's); `--dropout` parsed as a RATE."""
     for name, kind in RUN_OPTIONS:
-        # The one float, --dropout, is a rate in [0, 1): checked (finite) while parsing.
         parser.add_argument(f"--{name.replace('_', '-')}", type=RATE if kind is float else kind)
 
 
 def run_command(config_class, run, args, none_option: str, keys: tuple[str, ...]) -> dict:
-    """Builds the config from `args` (`"none"` for `none_option` means None), runs it,
-    prints the run directory and the `keys` of its metrics; returns the metrics."""
+    """Runs `config_class(**args)` (`"none"` for `none_option`: None), prints its `keys`."""
     options = {k: v for k, v in vars(args).items() if k not in ("command", "func")}
     if options.get(none_option) == "none":
         options[none_option] = None
@@ -92,12 +85,10 @@ def run_command(config_class, run, args, none_option: str, keys: tuple[str, ...]
 def _train(args) -> int:
     from keras_transformer.training.run import TrainConfig, train
 
-    keys = (
-        "test_retrieval_accuracy_at_1", "test_reverse_retrieval_accuracy_at_1",  # dual encoder
-        "test_accuracy", "chance_accuracy",  # classification: it-referent, imdb, reviews
-        "test_exact_match", "test_token_accuracy", "test_bleu", "test_chrf",  # translation
-        "train_seconds", "train_tokens_per_second", "parameters",
-    )  # fmt: skip
+    # dual encoder; classification (it-referent, imdb, reviews); translation; every run
+    keys = ("test_retrieval_accuracy_at_1", "test_reverse_retrieval_accuracy_at_1", "test_accuracy",
+            "chance_accuracy", "test_exact_match", "test_token_accuracy", "test_bleu", "test_chrf",
+            "train_seconds", "train_tokens_per_second", "parameters")  # fmt: skip
     metrics = run_command(TrainConfig, train, args, "mixed_precision", keys)
     if metrics["samples"] and "source" in metrics["samples"][0]:
         print("sample test translations:")

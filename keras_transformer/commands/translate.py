@@ -1,7 +1,4 @@
-"""`keras-transformer translate RUN_DIR [TEXT ...]`: one translation per line, in order
-(options anywhere; stdin flushed `--batch-size` lines at a time; `| head -1` ends with 0)."""
-
-from __future__ import annotations
+"""`keras-transformer translate RUN_DIR [TEXT ...]`: one translation per line, in order."""
 
 import argparse
 import itertools
@@ -9,7 +6,7 @@ import os
 import sys
 from collections.abc import Iterator
 
-from keras_transformer._validation import NON_NEGATIVE, OneLineArgumentParser, check_run_files
+from keras_transformer._validation import NON_NEGATIVE, OneLineArgumentParser
 from keras_transformer.errors import UserInputError
 
 DESCRIPTION = ("Translate each TEXT (or each line of stdin when no TEXT is given); prints one "
@@ -38,12 +35,9 @@ def register(sub) -> None:
         "translate", help="translate texts with a trained run directory", description=DESCRIPTION
     )
     p.add_argument("run_dir", help="directory written by `keras-transformer train`")
-    # argparse (Python < 3.12) assigns a '*' positional once, so `RUN --no-cache "text"`
-    # would leave "text" unrecognized: collect everything after RUN_DIR here, and `run`
-    # parses it again with `parse_intermixed_args`, which lets options and texts mix.
-    p.add_argument("texts", nargs=argparse.REMAINDER,
-                   help="texts to translate (default: read lines from stdin); options may follow "
-                   "them")  # fmt: skip
+    # argparse assigns a '*' positional once: take all after RUN_DIR, re-parsed intermixed in `run`
+    p.add_argument("texts", nargs=argparse.REMAINDER, help="texts to translate (default: "
+                   "read lines from stdin); options may follow them")  # fmt: skip
     _add_options(p)
     p.set_defaults(func=run)
 
@@ -58,32 +52,27 @@ def _parse_texts_and_options(args) -> argparse.Namespace:
 
 
 def run(args) -> int:
-    from keras_transformer.inference import Translator
-    from keras_transformer.inference.translator import check_beam_size
+    from keras_transformer.inference.translator import Translator, check_beam_size
 
     args = _parse_texts_and_options(args)
     if args.batch_size < 1:
         raise UserInputError(f"--batch-size must be >= 1; received {args.batch_size}.")
     check_beam_size(args.beam_size)  # before loading the model
-    check_run_files(args.run_dir)
     jit = _use_xla(args.jit_compile, not args.no_cache)
     translator = Translator.from_run_dir(args.run_dir, use_cache=not args.no_cache,
                                          max_length=args.max_length, jit_compile=jit)  # fmt: skip
     interactive = not args.texts and sys.stdin.isatty()
     texts, size = iter(args.texts or _stdin_lines()), 1 if interactive else args.batch_size
-    progress = sys.stderr.isatty() and not interactive
-    done = 0
+    progress, done = sys.stderr.isatty() and not interactive, 0
     try:
         while batch := list(itertools.islice(texts, size)):
             lines = translator(batch, beam_size=args.beam_size, alpha=args.alpha)
-            sys.stdout.write("".join(f"{line}\n" for line in lines))
-            sys.stdout.flush()
+            print(*lines, sep="\n", flush=True)
             done += len(batch)
             if progress:
                 print(f"\rtranslate: {done} lines", end="", file=sys.stderr, flush=True)
     except BrokenPipeError:
         _silence_stdout()
-        return 0
     finally:
         if progress and done:
             print(file=sys.stderr)
@@ -93,13 +82,11 @@ def run(args) -> int:
 def _use_xla(setting: str, use_cache: bool = True) -> bool:
     """`auto`: XLA for the cached search (~4x faster even on a 2-core CPU), for the uncached
     one only on a GPU (on a CPU its full-buffer steps are slower than the plain prefix)."""
-    if setting == "auto":
-        if use_cache:
-            return True
-        import tensorflow as tf
+    if setting != "auto" or use_cache:
+        return setting != "off"
+    import tensorflow as tf
 
-        return bool(tf.config.list_physical_devices("GPU"))
-    return setting == "on"
+    return bool(tf.config.list_physical_devices("GPU"))
 
 
 def _stdin_lines() -> Iterator[str]:
@@ -110,12 +97,11 @@ def _stdin_lines() -> Iterator[str]:
         return
     for number, raw in enumerate(stream, start=1):
         try:
-            text = raw.decode("utf-8")
+            yield raw.decode("utf-8").rstrip("\r\n")
         except UnicodeDecodeError as error:
             raise UserInputError(f"stdin line {number} is not valid UTF-8 (byte {error.start + 1} "
                                  f"of the line is 0x{raw[error.start]:02x}); convert the input "
                                  f"first, e.g. `iconv -f latin1 -t utf-8`.") from None  # fmt: skip
-        yield text.rstrip("\r\n")
 
 
 def _silence_stdout() -> None:

@@ -1,5 +1,4 @@
-"""Decoding: `Translator` (strings in, strings out), the searches under it, decoder-only
-`generate`, and `SentenceEncoder` (sentence vectors ranked by cosine)."""
+"""Decoding: `Translator`, the searches under it, `generate`, and `SentenceEncoder`."""
 
 from keras_transformer.inference.generation import filter_logits, generate, translate_by_prefix
 from keras_transformer.inference.incremental import IncrementalDecoder

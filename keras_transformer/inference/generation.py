@@ -1,13 +1,12 @@
 """Text generation with a decoder-only model: greedy, temperature, top-k, top-p."""
 
-from __future__ import annotations
-
 import keras
 import numpy as np
 import tensorflow as tf
 
 from keras_transformer.inference.incremental import IncrementalDecoder
 from keras_transformer.inference.search import continue_tokens
+from keras_transformer.inference.translator import PrefixTranslator
 
 
 def _is_number(value, kinds=(int, float)) -> bool:
@@ -18,7 +17,6 @@ def filter_logits(logits, *, temperature: float = 1.0, top_k=None, top_p=None):
     """Scale by temperature, keep the `top_k` best and the fewest reaching `top_p`; others: -inf.
 
     Example:
-
     >>> logits = tf.math.log([[0.5, 0.3, 0.15, 0.05]])
     >>> np.isinf(filter_logits(logits, top_k=2).numpy()).tolist()
     [[False, False, True, True]]
@@ -35,9 +33,7 @@ def filter_logits(logits, *, temperature: float = 1.0, top_k=None, top_p=None):
         probs = tf.nn.softmax(tf.gather(logits, order, batch_dims=1))
         # keep a token while the probability before it is below top_p (the first always)
         keep_sorted = tf.cumsum(probs, axis=-1, exclusive=True) < top_p
-        rows = tf.repeat(tf.range(tf.shape(logits)[0]), tf.shape(logits)[1])
-        indices = tf.stack([rows, tf.reshape(order, [-1])], axis=1)
-        keep = tf.scatter_nd(indices, tf.reshape(keep_sorted, [-1]), tf.shape(logits))
+        keep = tf.gather(keep_sorted, tf.argsort(order), batch_dims=1)  # in vocabulary order
         logits = tf.where(keep, logits, minus_inf)
     return logits
 
@@ -65,7 +61,6 @@ def generate(
         int32 `(batch, max_length)`: prompt then generated tokens, 0 after `end_id`.
 
     Example:
-
     >>> from keras_transformer.models import build_language_model
     >>> lm = build_language_model(20, num_layers=1, d_model=8, num_heads=2, dff=16)
     >>> out = generate(lm, np.array([[2, 5]]), max_length=6, sample=True, top_k=3, seed=1)
@@ -84,16 +79,14 @@ def generate(
         raise ValueError(f"temperature must be a number > 0 (1 keeps the model's distribution); "
                          f"received temperature={temperature!r}.")  # fmt: skip
     vocab_size = int(model.outputs[0].shape[-1])
-    top_k_ok = top_k is None or (_is_number(top_k, (int, np.integer)) and 1 <= top_k <= vocab_size)
-    if not top_k_ok:
+    if not (top_k is None or (_is_number(top_k, (int, np.integer)) and 1 <= top_k <= vocab_size)):
         raise ValueError(f"top_k must be an integer in [1, vocab_size={vocab_size}] or None (no "
                          f"top-k filter); received top_k={top_k!r}.")  # fmt: skip
     if top_p is not None and not (_is_number(top_p) and 0 < top_p <= 1):
         raise ValueError(f"top_p must be a number in (0, 1] or None (no nucleus filter); received "
                          f"top_p={top_p!r}.")  # fmt: skip
     decoder = IncrementalDecoder(model, max_length, use_cache=use_cache)
-    buffer = np.zeros((len(prompts), max_length), "int32")
-    buffer[:, : prompts.shape[1]] = prompts
+    buffer = np.pad(prompts, [(0, 0), (0, max_length - prompts.shape[1])])
 
     def choose(logits, t):
         filtered = filter_logits(logits, temperature=temperature, top_k=top_k, top_p=top_p)
@@ -112,8 +105,7 @@ def generate(
 def translate_by_prefix(
     model: keras.Model, tokenizer, sources: list[str], max_length: int, *, batch_size: int = 256
 ) -> list[str]:
-    """Greedy translations of `sources` by a decoder-only model: the continuations of
-    `[START] source [SEP]` up to `[END]`, by `PrefixTranslator`, `batch_size` at a time.
+    """Greedy translations by a decoder-only model (`PrefixTranslator`), `batch_size` at a time.
 
     Args:
         model, tokenizer: a `build_language_model` trained on `prefix_sequences`, its tokenizer.
@@ -124,8 +116,6 @@ def translate_by_prefix(
     Returns:
         The detokenized targets, in order.
     """
-    from keras_transformer.inference.translator import PrefixTranslator
-
     translator = PrefixTranslator(model, tokenizer, max_length=max_length)
     batches = range(0, len(sources), batch_size)
     return [t for i in batches for t in translator(list(sources[i : i + batch_size]))]

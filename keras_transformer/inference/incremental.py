@@ -1,22 +1,18 @@
 """Step-by-step decoding with a trained Transformer: with a KV cache a step embeds one
 token (O(1) new positions); without, it re-runs the decoder on the prefix (O(t))."""
 
-from __future__ import annotations
-
 import keras
 import tensorflow as tf
 
 from keras_transformer.layers import PositionalEmbedding
 
 
-def _is_int(value) -> bool:
-    """True for Python and NumPy integers, False for bools, floats and the rest."""
+def _is_int(value) -> bool:  # Python and NumPy integers, not bools
     return not isinstance(value, bool) and hasattr(value, "__index__")
 
 
 def position_limit(model: keras.Model) -> int | None:
-    """Positions the model can embed: the smallest `max_length` of its
-    `PositionalEmbedding` layers (None if it has none)."""
+    """Positions the model can embed: its smallest `PositionalEmbedding.max_length`, or None."""
     limits = [layer.max_length for layer in model.layers if isinstance(layer, PositionalEmbedding)]
     return min(limits) if limits else None
 
@@ -31,15 +27,12 @@ class IncrementalDecoder:
         static_shapes: fixed shapes for XLA: the whole buffer or cache, not the prefix.
 
     Example:
-
     >>> import numpy as np
     >>> from keras_transformer.models import build_transformer
     >>> model = build_transformer(20, 30, num_layers=1, d_model=8, num_heads=2, dff=16)
     >>> decoder = IncrementalDecoder(model, max_length=6)
-    >>> context, mask = decoder.encode(np.array([[2, 7, 3]]))
-    >>> state = decoder.initial_state(context, mask)
-    >>> tokens = np.zeros((1, 6), "int32"); tokens[:, 0] = 2
-    >>> logits, state = decoder.step(tokens, 0, state)
+    >>> state = decoder.initial_state(*decoder.encode(np.array([[2, 7, 3]])))
+    >>> logits, state = decoder.step(np.array([[2, 0, 0, 0, 0, 0]]), 0, state)
     >>> tuple(logits.shape)
     (1, 30)
     """
@@ -52,12 +45,11 @@ class IncrementalDecoder:
             raise ValueError(f"max_length must be an integer >= 2 ([START] and one generated "
                              f"token); received max_length={max_length!r}.")  # fmt: skip
         self.max_length = max_length = int(max_length)
-        limit = position_limit(model)
-        if limit is not None and max_length > limit:
+        if (limit := position_limit(model)) is not None and max_length > limit:
             raise ValueError(f"max_length={max_length} exceeds the model's position table of "
                              f"{limit} positions (the max_length it was built with); pass "
                              f"max_length <= {limit}.")  # fmt: skip
-        names = {layer.name for layer in model.layers}
+        names = {layer.name: layer for layer in model.layers}
         if "decoder_layer_0" not in names:
             raise ValueError(f"IncrementalDecoder needs a model made by build_transformer or "
                              f"build_language_model (layers 'decoder_layer_0', ...); received a "
@@ -66,17 +58,13 @@ class IncrementalDecoder:
         self.has_encoder = "encoder_layer_0" in names
         self.model, self.use_cache, self.static_shapes = model, use_cache, static_shapes
         self.num_layers = sum(1 for n in names if n.startswith("decoder_layer_"))
-        self.layers = [model.get_layer(f"decoder_layer_{i}") for i in range(self.num_layers)]
-        shared = "shared_embedding" in names
-        self.embedding = model.get_layer("shared_embedding" if shared else "decoder_embedding")
-        self.output_layer = model.get_layer("logits") if "logits" in names else None
-        norm = "decoder_final_norm"
-        self.final_norm = model.get_layer(norm) if norm in names else None
+        self.layers = [names[f"decoder_layer_{i}"] for i in range(self.num_layers)]
+        self.embedding = names.get("shared_embedding") or model.get_layer("decoder_embedding")
+        self.output_layer, self.final_norm = names.get("logits"), names.get("decoder_final_norm")
         if self.has_encoder:
             num_encoder = sum(1 for n in names if n.startswith("encoder_layer_"))
-            last = f"encoder_layer_{num_encoder - 1}"
-            last = "encoder_final_norm" if "encoder_final_norm" in names else last
-            self.encoder = keras.Model(model.input["source"], model.get_layer(last).output)
+            last = names.get("encoder_final_norm") or names[f"encoder_layer_{num_encoder - 1}"]
+            self.encoder = keras.Model(model.input["source"], last.output)
         attention = self.layers[0].self_attention.attention
         self.num_heads, self.key_dim = attention.num_heads, attention.key_dim
 
@@ -90,10 +78,8 @@ class IncrementalDecoder:
 
     def initial_state(self, context=None, source_mask=None, batch_size=None) -> dict:
         """Per-batch state: context, mask, cross and self caches (decoder-only: `batch_size`)."""
-        state = {}
-        if self.has_encoder:
-            state = {"context": context, "source_mask": source_mask}
-            batch_size = tf.shape(context)[0]
+        state = {"context": context, "source_mask": source_mask} if self.has_encoder else {}
+        batch_size = tf.shape(context)[0] if self.has_encoder else batch_size
         if self.use_cache:
             dtype = self.embedding.compute_dtype
             # One tensor per layer (a tuple: stacking would copy every cache every step).
@@ -123,14 +109,13 @@ class IncrementalDecoder:
         Returns:
             `(logits, state)`, logits float32.
         """
-        tokens = tf.convert_to_tensor(tokens, tf.int32)
-        context, source_mask = state.get("context"), state.get("source_mask")
+        tokens, source_mask = tf.convert_to_tensor(tokens, tf.int32), state.get("source_mask")
         if not self.use_cache:
             # (batch, max_length) under XLA (one fixed shape), else (batch, index + 1)
             prefix = tokens if self.static_shapes else tokens[:, : index + 1]
             x = self.embedding(prefix)  # (batch, prefix_len, d_model)
             for layer in self.layers:
-                x = layer(x, context, context_padding_mask=source_mask, training=False)
+                x = layer(x, state.get("context"), context_padding_mask=source_mask, training=False)
             # only the position read is projected onto the vocabulary
             return self._project(tf.gather(x, [index], axis=1))[:, 0], state
         token = tf.gather(tokens, [index], axis=1)  # (batch, 1)

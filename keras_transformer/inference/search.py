@@ -1,8 +1,6 @@
 """Greedy and beam search over an `IncrementalDecoder`: `tf.while_loop`s with static
 shapes (traced once for every length) that stop when every row produced `[END]`."""
 
-from __future__ import annotations
-
 import numpy as np
 import tensorflow as tf
 
@@ -10,8 +8,7 @@ from keras_transformer.inference.incremental import IncrementalDecoder
 
 
 def continue_tokens(decoder, tokens, prompt_lengths, state, *, end_id: int, choose=None):
-    """The decoding loop under every search: extend each row of `tokens` by one position
-    per step; the prompt (below `prompt_lengths`) is forced, then `choose` picks.
+    """The loop under every search: one position a step, the prompt forced, then `choose` picks.
 
     Args:
         decoder: an `IncrementalDecoder`; `state` from its `initial_state(...)`.
@@ -23,8 +20,7 @@ def continue_tokens(decoder, tokens, prompt_lengths, state, *, end_id: int, choo
     Returns:
         int32 `(batch, decoder.max_length)`: prompts and continuations, 0 after `end_id`.
     """
-    batch = tf.shape(tokens)[0]
-    done = tf.zeros([batch], tf.bool)
+    done = tf.zeros([tf.shape(tokens)[0]], tf.bool)
 
     def body(t, tokens, done, state):
         logits, state = decoder.step(tokens, t, state)  # (batch, vocab)
@@ -41,11 +37,8 @@ def continue_tokens(decoder, tokens, prompt_lengths, state, *, end_id: int, choo
     return tf.while_loop(cond, body, (tf.constant(0), tokens, done, state))[1]
 
 
-def _write(tokens, t, token):
-    """`tokens` with column `t` set to `token` `(rows,)`."""
-    rows = tf.shape(tokens)[0]
-    index = tf.stack([tf.range(rows), tf.fill([rows], t)], axis=1)  # (rows, 2)
-    return tf.tensor_scatter_nd_update(tokens, index, token)
+def _write(tokens, t, token):  # `tokens` with column `t` set to `token` (rows,)
+    return tf.where(tf.equal(tf.range(tf.shape(tokens)[1]), t), token[:, None], tokens)
 
 
 def never_padding(logits):
@@ -77,8 +70,7 @@ def greedy_decode(
     model, source_ids, *, start_id: int, end_id: int, max_length: int, batch_size: int = 128,
     use_cache: bool = False,
 ) -> np.ndarray:  # fmt: skip
-    """Greedy translation of source id sequences with a `build_transformer` model
-    (by default the plain path; `use_cache=True` gives the same tokens, faster).
+    """Greedy translation of source ids (`use_cache=True`: the same tokens, faster).
 
     Args:
         model: a `build_transformer` model.
@@ -91,11 +83,9 @@ def greedy_decode(
         int32 `(num, max_length)`: generated tokens (START excluded, END included), 0 after.
 
     Example:
-
     >>> from keras_transformer.models import build_transformer
     >>> model = build_transformer(10, 12, num_layers=1, d_model=8, num_heads=2, dff=16)
-    >>> out = greedy_decode(model, np.array([[2, 5, 6, 3]]), start_id=2, end_id=3, max_length=5)
-    >>> out.shape
+    >>> greedy_decode(model, np.array([[2, 5, 6, 3]]), start_id=2, end_id=3, max_length=5).shape
     (1, 5)
     """
     source_ids = np.asarray(source_ids, dtype="int32")
@@ -118,10 +108,8 @@ def length_penalty(lengths, alpha: float):
 def beam_search(
     decoder, source, *, start_id: int, end_id: int, beam_size: int = 4, alpha: float = 0.6
 ):
-    """Keep the `beam_size` most likely prefixes (summed log-probability) per sentence.
-
-    A finished beam keeps its score; at the end beams are ranked by score over
-    the GNMT length penalty with exponent `alpha` (0: raw log-probability).
+    """Keep the `beam_size` most likely prefixes (summed log-probability) per sentence; a
+    finished beam keeps its score, ranked at the end over `length_penalty(alpha)`.
 
     Returns:
         int32 `(batch, max_length - 1)`: the best beam of each sentence.
@@ -134,7 +122,7 @@ def beam_search(
     tokens = start_buffer(batch * k, start_id, decoder.max_length)
     # Only beam 0 is live at first, so the first step does not pick k copies.
     scores = tf.tile(tf.concat([[0.0], tf.fill([k - 1], -1e9)], 0)[None], [batch, 1])  # (batch, k)
-    done, lengths = tf.zeros([batch, k], tf.bool), tf.zeros([batch, k], tf.int32)
+    done, lengths = tf.zeros([batch * k], tf.bool), tf.zeros([batch * k], tf.int32)
 
     def body(t, tokens, scores, done, lengths, state):
         logits, state = decoder.step(tokens, t, state)  # (batch*k, vocab)
@@ -142,19 +130,16 @@ def beam_search(
         log_probs = tf.reshape(tf.nn.log_softmax(never_padding(logits)), [batch, k, vocab])
         # A finished beam may only "emit" padding, at no cost.
         pad_only = tf.one_hot(0, vocab, on_value=0.0, off_value=-1e9)
-        log_probs = tf.where(done[..., None], pad_only, log_probs)
+        log_probs = tf.where(tf.reshape(done, [batch, k, 1]), pad_only, log_probs)
         candidates = tf.reshape(scores[..., None] + log_probs, [batch, k * vocab])
         scores, flat = tf.math.top_k(candidates, k=k)  # (batch, k)
-        beam, token = flat // vocab, flat % vocab
+        beam, token = flat // vocab, tf.reshape(flat % vocab, [-1])
         rows = tf.reshape(beam + tf.range(batch)[:, None] * k, [-1])  # parent rows
-        tokens = tf.gather(tokens, rows)
         state = decoder.reorder(state, rows)
-        done, lengths = (tf.gather(tf.reshape(x, [-1]), rows) for x in (done, lengths))
-        token = tf.reshape(token, [-1])
-        tokens = _write(tokens, t + 1, token)
+        done, lengths = (tf.gather(x, rows) for x in (done, lengths))
+        tokens = _write(tf.gather(tokens, rows), t + 1, token)
         lengths = lengths + tf.cast(tf.logical_not(done), tf.int32)
         done = tf.logical_or(done, tf.equal(token, end_id))
-        done, lengths = tf.reshape(done, [batch, k]), tf.reshape(lengths, [batch, k])
         return t + 1, tokens, scores, done, lengths, state
 
     def cond(t, tokens, scores, done, lengths, state):
@@ -162,6 +147,6 @@ def beam_search(
 
     loop = (tf.constant(0), tokens, scores, done, lengths, state)
     _, tokens, scores, _, lengths, _ = tf.while_loop(cond, body, loop)
-    ranked = scores / length_penalty(lengths, alpha)
+    ranked = scores / length_penalty(tf.reshape(lengths, [batch, k]), alpha)
     best = tf.argmax(ranked, axis=-1, output_type=tf.int32) + tf.range(batch) * k
     return tf.gather(tokens, best)[:, 1:]

@@ -1,7 +1,5 @@
 """Sentence vectors from an encoder, and semantic search by cosine similarity."""
 
-from __future__ import annotations
-
 import json
 import os
 from collections.abc import Sequence
@@ -25,7 +23,6 @@ class SentenceEncoder:
         batch_size: sentences embedded per forward pass.
 
     Example:
-
     >>> from keras_transformer.models import build_encoder
     >>> tokenizer = WordPieceTokenizer.learn(["one two three", "four five"], 40)
     >>> encoder = build_encoder(tokenizer.vocab_size, num_layers=1, d_model=8, num_heads=2, dff=16)
@@ -51,16 +48,14 @@ class SentenceEncoder:
         self._pool = SequencePooling(pooling)
 
     def embed(self, texts: str | Sequence[str]) -> np.ndarray:
-        """Unit-length vectors of `texts` (one string or a sequence of strings):
-        float32 `(len(texts), d_model)` (`(1, d_model)` for one string)."""
+        """Unit-length float32 vectors `(len(texts), d_model)` (`(1, d_model)` for one string)."""
         texts = [texts] if isinstance(texts, str) else list(texts)
         if not texts:
             raise ValueError("texts is empty; pass at least one string to embed.")
         chunks = []
         for begin in range(0, len(texts), self.batch_size):
-            ids = encode_source(
-                texts[begin : begin + self.batch_size], self.tokenizer, self.max_length
-            )
+            batch = texts[begin : begin + self.batch_size]
+            ids = encode_source(batch, self.tokenizer, self.max_length)
             states = self.encoder(ids, training=False)  # (batch, seq_len, d_model)
             if isinstance(states, dict):
                 states = states["output"]
@@ -75,8 +70,7 @@ class SentenceEncoder:
     def rank(
         self, query: str, candidates: Sequence[str], top_k: int | None = None
     ) -> list[tuple[int, float]]:
-        """`[(candidate index, cosine similarity), ...]` of the `top_k` (default: all)
-        candidates most similar to `query`, best first."""
+        """`[(index, cosine similarity), ...]` of the `top_k` (default: all) best, best first."""
         scores = self.similarity(query, candidates)[0]
         order = np.argsort(-scores, kind="stable")[:top_k]
         return [(int(i), float(scores[i])) for i in order]
@@ -88,7 +82,6 @@ def retrieval_accuracy(
     """Accuracy@1: how often `targets[i]` is the nearest of all `targets` to `queries[i]`.
 
     Example:
-
     >>> from keras_transformer.models import build_encoder
     >>> tokenizer = WordPieceTokenizer.learn(["a b", "c d"], 30)
     >>> search = SentenceEncoder(build_encoder(tokenizer.vocab_size, num_layers=1, d_model=8,
@@ -115,8 +108,7 @@ def load_sentence_encoder(run_dir: str) -> SentenceEncoder:
         config = json.load(handle)
     if config.get("architecture") != "dual-encoder":
         raise ValueError(f"{run_dir} is not a dual-encoder run (config.json architecture).")
-    model = keras.models.load_model(paths[1], safe_mode=True)
+    encoder = keras.models.load_model(paths[1], safe_mode=True).get_layer("sentence_encoder")
     tokenizer = WordPieceTokenizer.load(os.path.join(run_dir, "tokenizers", "joint"))
-    encoder = model.get_layer("sentence_encoder")
     pooling, max_length = config.get("pooling", "mean"), config["max_length"]
     return SentenceEncoder(encoder, tokenizer, pooling=pooling, max_length=max_length)

@@ -1,10 +1,9 @@
 """`Translator`: strings in, strings out, for a trained encoder-decoder."""
 
-from __future__ import annotations
-
 import json
 import logging
 import os
+import pathlib
 from collections.abc import Sequence
 
 import keras
@@ -49,7 +48,6 @@ class Translator(tf.Module):
         A list of translations, one per input, in order.
 
     Example:
-
     >>> from keras_transformer.models import build_transformer
     >>> tok = WordPieceTokenizer.learn(["a b c", "c b a"], vocab_size=30)
     >>> model = build_transformer(tok.vocab_size, tok.vocab_size, num_layers=1,
@@ -73,24 +71,18 @@ class Translator(tf.Module):
         self.model, self.use_cache, self.jit_compile = model, use_cache, bool(jit_compile)
         self.source_tokenizer, self.target_tokenizer = source_tokenizer, target_tokenizer
         self.max_length = int(max_length)
-        # Checks max_length against the model's position table, before any tracing.
-        self.decoder = self._make_decoder()
-        self._static_decoder = None  # the fixed-shape decoder XLA compiles, made on demand
-        self._searches, self._resized = {}, {}
+        self.decoder = self._make_decoder()  # checks max_length against the position table
+        self._static_decoder, self._searches, self._resized = None, {}, {}  # made on demand
 
     @classmethod
     def from_run_dir(
         cls, run_dir: str | os.PathLike, *, use_cache: bool = True,
         max_length: int | None = None, jit_compile: bool = False,
-    ) -> Translator:  # fmt: skip
-        """Load `model.keras`, the tokenizers and `max_length` (`None`: the run's) of a
-        training run; a decoder-only run gives a `PrefixTranslator`."""
-        run_dir = os.fspath(run_dir)
+    ) -> "Translator":  # fmt: skip
+        """Loads a training run (`max_length=None`: the run's); decoder-only: `PrefixTranslator`."""
         architecture, files = run_files(run_dir)  # missing or damaged files named
-        config_path, config = os.path.join(run_dir, "config.json"), {}
-        if os.path.isfile(config_path):
-            with open(config_path) as handle:
-                config = json.load(handle)
+        config_path = pathlib.Path(run_dir, "config.json")
+        config = json.loads(config_path.read_text()) if config_path.is_file() else {}
         try:
             model = keras.models.load_model(files["model"], safe_mode=True, compile=False)
         except Exception as error:  # corrupted or foreign file: say which and why
@@ -108,21 +100,17 @@ class Translator(tf.Module):
         source, target = (WordPieceTokenizer.load(files[side]) for side in ("source", "target"))
         return cls(model, source, target, max_length=max_length, **options)
 
-    def _make_decoder(self, static_shapes: bool = False) -> IncrementalDecoder:
+    def _make_decoder(self, static_shapes: bool = False, positions: int | None = None):
         options = dict(use_cache=self.use_cache, static_shapes=static_shapes)
-        return IncrementalDecoder(self.model, self.max_length, **options)
+        return IncrementalDecoder(self.model, positions or self.max_length, **options)
 
     def _encode(self, texts):  # strings (batch,) -> the search's ids (batch, width), 0-padded
         return encode_source(texts, self.source_tokenizer, self.max_length)
 
-    def _output_ids(self, source, beam_size: int, alpha: float, decoder):  # -> ids to detokenize
-        return self._search_ids(source, beam_size, alpha, decoder)
-
-    def _search_ids(self, source, beam_size: int, alpha: float, decoder: IncrementalDecoder):
-        """Framed source ids -> generated ids `(batch, max_length - 1)`; all 0 for a
-        source with no tokens (`[START] [END]` only), which detokenizes to ""."""
-        tok = self.target_tokenizer
-        ids = dict(start_id=tok.start_id, end_id=tok.end_id)
+    def _output_ids(self, source, beam_size: int, alpha: float, decoder: IncrementalDecoder):
+        """Framed source ids -> generated ids `(batch, max_length - 1)` to detokenize; all 0
+        for a source with no tokens (`[START] [END]` only), which detokenizes to ""."""
+        ids = dict(start_id=self.target_tokenizer.start_id, end_id=self.target_tokenizer.end_id)
         if beam_size == 1:
             tokens = greedy_search(decoder, source, **ids)
         else:
@@ -148,15 +136,14 @@ class Translator(tf.Module):
                 spec = [tf.TensorSpec([None, None], tf.int32)]
                 search_ids = tf.function(search_ids, input_signature=spec, jit_compile=True)
 
+            @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
             def translate(texts):
                 source = self._encode(texts)
                 if jit:  # one source width: XLA compiles once per batch size, not per width
-                    width = self.max_length - tf.shape(source)[1]
-                    source = tf.pad(source, [[0, 0], [0, width]])
+                    source = tf.pad(source, [[0, 0], [0, self.max_length - tf.shape(source)[1]]])
                 return self.target_tokenizer.detokenize(search_ids(source))
 
-            spec = [tf.TensorSpec([None], tf.string)]
-            self._searches[key] = tf.function(translate, input_signature=spec)
+            self._searches[key] = translate
         return self._searches[key]
 
     def translate_tokens(self, texts: Sequence[str], beam_size: int = 1, alpha: float = 0.6):
@@ -188,7 +175,7 @@ class Translator(tf.Module):
         outputs = self.search_function(beam_size, alpha)(tf.constant(texts, tf.string))
         return [t.decode("utf-8") for t in outputs.numpy()[:rows]]
 
-    def _resized_copy(self, max_length: int) -> Translator:
+    def _resized_copy(self, max_length: int) -> "Translator":
         return Translator(
             self.model, self.source_tokenizer, self.target_tokenizer, max_length=max_length,
             use_cache=self.use_cache, jit_compile=self.jit_compile,
@@ -196,8 +183,7 @@ class Translator(tf.Module):
 
     def _warn_if_truncated(self, texts: list[str]) -> None:
         lengths = self.source_tokenizer.tokenize(tf.constant(texts)).row_lengths().numpy()
-        too_long = [i for i, n in enumerate(lengths) if n + 2 > self.max_length]
-        if too_long:
+        if too_long := [i for i, n in enumerate(lengths) if n + 2 > self.max_length]:
             logger.warning("%d input(s) longer than max_length=%d tokens were truncated (first "
                            "index %d).", len(too_long), self.max_length, too_long[0])  # fmt: skip
 
@@ -232,9 +218,8 @@ class _PrefixDecoder:
 class PrefixTranslator(Translator):
     """`Translator` of a decoder-only run: the continuation of `[START] source [SEP]`.
 
-    The model (trained on "source [SEP] target") reads the prompt, then the search
-    continues it up to `[END]`, at most `max_length - 1` tokens; otherwise as
-    `Translator` (beam search's length penalty counts the prompt's positions too).
+    The model (trained on "source [SEP] target") continues the prompt up to `[END]`, at most
+    `max_length - 1` tokens (beam search's length penalty counts the prompt's positions too).
 
     Args:
         model: a `build_language_model` model with `2 * max_length - 1` positions.
@@ -256,8 +241,7 @@ class PrefixTranslator(Translator):
             raise ValueError(f"max_length={self.max_length} needs {positions} positions (prompt "
                              f"and continuation) but the model's position table has {limit}; pass "
                              f"max_length <= {(limit + 1) // 2}.")  # fmt: skip
-        options = dict(use_cache=self.use_cache, static_shapes=static_shapes)
-        return _PrefixDecoder(IncrementalDecoder(self.model, positions, **options))
+        return _PrefixDecoder(super()._make_decoder(static_shapes, positions))
 
     def _encode(self, texts):
         tok = self.source_tokenizer
@@ -266,13 +250,13 @@ class PrefixTranslator(Translator):
         return tf.concat([column * tok.start_id, ids, column * tok.sep_id], 1).to_tensor(0)
 
     def _output_ids(self, prompts, beam_size: int, alpha: float, decoder):
-        generated = self._search_ids(prompts, beam_size, alpha, decoder)  # without [START]
+        generated = super()._output_ids(prompts, beam_size, alpha, decoder)  # without [START]
         lengths = tf.reduce_sum(tf.cast(tf.not_equal(prompts, 0), tf.int32), axis=1)
         # the continuation (batch, max_length - 1) of row i starts at lengths[i] - 1
         positions = lengths[:, None] - 1 + tf.range(self.max_length - 1)[None]
         return tf.gather(generated, positions, batch_dims=1)
 
-    def _resized_copy(self, max_length: int) -> PrefixTranslator:
+    def _resized_copy(self, max_length: int) -> "PrefixTranslator":
         return PrefixTranslator(
             self.model, self.source_tokenizer, max_length=max_length, use_cache=self.use_cache,
             jit_compile=self.jit_compile,

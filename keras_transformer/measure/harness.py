@@ -1,29 +1,23 @@
 """Training and decoding speed, measured so that ratios survive a noisy machine.
 
-Behind `keras-transformer benchmark` and `benchmarks/`. All variants are built in one process
-and timed round-robin, so load from other programs slows all alike; ratios are medians of
-per-repeat ratios, and MFU divides by the peak of a float32 matmul timed in the same rounds.
+Behind `keras-transformer benchmark` and `benchmarks/`. All variants are built in one process and
+timed round-robin, so load from other programs slows all alike; ratios are medians of per-repeat
+ratios; MFU is step FLOPs / step time / the peak of a float32 matmul timed in the same rounds.
 
-FLOPs of one training step (`transformer_step_flops`), on the padded shapes: a `(m, k)` by
-`(k, n)` product costs `2 m k n`. With `a = num_heads * key_dim` (the attention width; `d` in
-the paper, `num_heads * d` in the TensorFlow tutorial, whose heads are `d` wide):
-
-- per encoder layer and source token: `8 d a` (Q, K, V, O) `+ 4 S a` (scores and weighted
-  sum over `S` source positions) `+ 4 d dff` (feed-forward);
-- per decoder layer and target token: `8 d a + 4 T a` (causal self-attention, counted in
-  full, as computed) `+ 4 d a + 4 S a` (cross-attention queries, outputs, scores, sum)
-  `+ 4 d dff`; plus `4 d a` per source token for the cross-attention keys and values;
+FLOPs of one training step (`transformer_step_flops`), on the padded shapes: a `(m, k) @ (k, n)`
+product costs `2 m k n`. With `a = num_heads * key_dim` (`d` in the paper, `num_heads * d` in the
+TensorFlow tutorial, whose heads are `d` wide):
+- per encoder layer and source token: `8 d a` (Q, K, V, O) `+ 4 S a` (scores and weighted sum
+  over `S` source positions) `+ 4 d dff` (feed-forward);
+- per decoder layer and target token: `8 d a + 4 T a` (causal self-attention, in full, as
+  computed) `+ 4 d a + 4 S a` (cross-attention) `+ 4 d dff`, and `4 d a` per source token (K, V);
 - the output projection: `2 d V` per target token.
-
-Embeddings, softmax, layer norm, dropout and the optimizer update are left out (elementwise).
-Backward costs twice the forward: a step is `3x` the forward FLOPs. MFU = step FLOPs / step
-time / measured matmul peak. Peers share inputs, embeddings, output projection and dropout;
-only the blocks differ: `ours` (`build_transformer`), `keras_mha` (post-LN
-`keras.layers.MultiHeadAttention`), `keras_hub` (KerasHub's blocks), `tutorial` (`keras_mha`
-with heads `d_model` wide, as in the TensorFlow tutorial).
+Elementwise work (embeddings, softmax, layer norm, dropout, optimizer update) is left out; the
+backward pass costs twice the forward, so a step is `3x` the forward FLOPs. Peers share inputs,
+embeddings, output projection and dropout; only the blocks differ: `ours` (`build_transformer`),
+`keras_mha` (post-LN Keras `MultiHeadAttention`), `keras_hub` (KerasHub's blocks), `tutorial`
+(`keras_mha` with heads `d_model` wide).
 """
-
-from __future__ import annotations
 
 import contextlib
 import json
@@ -40,25 +34,19 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from keras_transformer import training as training_module
 from keras_transformer.layers import PaddingMask, PositionalEmbedding
 from keras_transformer.models import build_transformer
-from keras_transformer.training import (
-    MaskedAccuracy,
-    MaskedSparseCategoricalCrossentropy,
-    make_optimizer,
-)
 
 SIZES: dict[str, dict[str, int]] = {
-    # the TensorFlow tutorial's model, lengths 64-128, batch 64
     "tutorial": dict(
         num_layers=4, d_model=128, num_heads=8, dff=512, vocab=8000, batch=64, length=128
     ),
-    # the paper's base model (a short run: batch 8)
     "base": dict(num_layers=6, d_model=512, num_heads=8, dff=2048, vocab=8000, batch=8, length=128),
-    # seconds: for tests and a first look
     "tiny": dict(num_layers=1, d_model=32, num_heads=4, dff=64, vocab=200, batch=8, length=16),
 }
-"""Model and batch sizes; real lengths are uniform in `[length // 2, length]`."""
+"""Model and batch sizes: the TensorFlow tutorial's, the paper's base model (batch 8: a short run)
+and `tiny` (seconds: tests, a first look). Real lengths are uniform in `[length // 2, length]`."""
 
 MODELS = ("ours", "keras_mha", "keras_hub", "tutorial")
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
@@ -69,7 +57,6 @@ def machine_info() -> dict[str, Any]:
     """CPU model, cores, GPUs, load and library versions of this machine.
 
     Example:
-
     >>> sorted(machine_info())[:3]
     ['cores', 'cpu', 'gpus']
     """
@@ -77,12 +64,10 @@ def machine_info() -> dict[str, Any]:
     with contextlib.suppress(OSError), open("/proc/cpuinfo") as handle:
         models = (line.split(":", 1)[1].strip() for line in handle if line.startswith("model name"))
         cpu = next(models, cpu)
-    linux = hasattr(os, "sched_getaffinity")
-    usable = len(os.sched_getaffinity(0)) if linux else os.cpu_count()
-    try:
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    load = None
+    with contextlib.suppress(OSError):
         load = [round(x, 2) for x in os.getloadavg()]
-    except OSError:
-        load = None
     gpus = [
         tf.config.experimental.get_device_details(gpu).get("device_name", gpu.name)
         for gpu in tf.config.list_physical_devices("GPU")
@@ -106,8 +91,7 @@ def describe_machine(info: dict[str, Any]) -> str:
 
 def matmul_step(n: int = 1024, dtype: str = "float32") -> tuple[Callable[[], Any], float]:
     """A compiled `(n, n) @ (n, n)` product and its FLOPs, `2 n^3`: the peak MFU divides by."""
-    a = tf.random.normal((n, n), dtype=dtype)
-    b = tf.random.normal((n, n), dtype=dtype)
+    a, b = (tf.random.normal((n, n), dtype=dtype) for _ in range(2))
     product = tf.function(lambda: tf.reduce_sum(tf.linalg.matmul(a, b)))
 
     def run():
@@ -127,7 +111,6 @@ def transformer_step_flops(
     (the paper); the TensorFlow tutorial's heads have `key_dim = d_model`.
 
     Example:
-
     >>> flops = transformer_step_flops(num_layers=4, d_model=128, num_heads=8, dff=512,
     ...     target_vocab_size=8000, batch=64, source_length=128, target_length=128)
     >>> round(flops / 1e9, 1)
@@ -174,8 +157,7 @@ def _peer_model(
     name, encode, decode, vocabs, *, num_layers=4, d_model=128, max_length=512, dropout=0.1
 ):
     """Inputs, embeddings and logits of a peer; `encode` and `decode` make its blocks."""
-    source = keras.Input((None,), dtype="int32", name="source")
-    target = keras.Input((None,), dtype="int32", name="target")
+    source, target = (keras.Input((None,), dtype="int32", name=n) for n in ("source", "target"))
     src_mask, x = _embed(source, vocabs[0], d_model, max_length, dropout, "encoder_embedding")
     for _ in range(num_layers):
         x = encode(x, src_mask)
@@ -276,7 +258,6 @@ def synthetic_batch(
     Labels are the targets shifted by one, 0 (ignored) on padding.
 
     Example:
-
     >>> inputs, labels = synthetic_batch(2, 8, 50)
     >>> inputs["source"].shape, labels.shape
     ((2, 8), (2, 8))
@@ -311,13 +292,12 @@ def compile_model(
     previous = keras.mixed_precision.global_policy().name
     keras.mixed_precision.set_global_policy(precision)
     try:
-        kwargs = {k: size[k] for k in _BLOCKS}
+        kwargs = {k: size[k] for k in _BLOCKS} | {"max_length": max(256, size["length"])}
         kwargs.update(dropout=dropout, attention_dropout=attention_dropout)
-        built = BUILDERS[model](
-            size["vocab"], size["vocab"], max_length=max(256, size["length"]), **kwargs
-        )
-        loss, metrics = MaskedSparseCategoricalCrossentropy(), [MaskedAccuracy()]
-        optimizer = make_optimizer(size["d_model"], 4000)
+        built = BUILDERS[model](size["vocab"], size["vocab"], **kwargs)
+        loss = training_module.MaskedSparseCategoricalCrossentropy()
+        metrics = [training_module.MaskedAccuracy()]
+        optimizer = training_module.make_optimizer(size["d_model"], 4000)
         built.compile(optimizer=optimizer, loss=loss, metrics=metrics, jit_compile=jit_compile)
     finally:
         keras.mixed_precision.set_global_policy(previous)
@@ -340,7 +320,6 @@ def round_robin(
     repeat), so load from other programs is shared out evenly.
 
     Example:
-
     >>> samples = round_robin({"a": lambda: sum(range(100))}, repeats=2, steps=3)
     >>> len(samples["a"]), samples["a"][0] > 0
     (2, True)
@@ -348,8 +327,7 @@ def round_robin(
     names = list(functions)
     samples: dict[str, list[float]] = {name: [] for name in names}
     for repeat in range(repeats):
-        order = names[repeat % len(names) :] + names[: repeat % len(names)]
-        for name in order:
+        for name in names[repeat % len(names) :] + names[: repeat % len(names)]:
             count = steps[name] if isinstance(steps, dict) else steps
             start = time.perf_counter()
             for _ in range(count):
@@ -364,7 +342,6 @@ def paired_ratio(numerator: Sequence[float], denominator: Sequence[float]) -> fl
     """Median over repeats of `numerator[r] / denominator[r]`.
 
     Example:
-
     >>> paired_ratio([2.0, 4.0, 3.0], [1.0, 2.0, 1.0])
     2.0
     """
@@ -387,10 +364,9 @@ def _memory_probe(spec: dict) -> dict:
     if gpus:
         tf.config.experimental.reset_memory_stats("GPU:0")
     baseline = _status_mb("VmRSS")
-    options = dict(jit_compile=spec["jit_compile"], precision=spec["precision"])
-    model = compile_model(
-        spec["model"], size, attention_dropout=spec.get("attention_dropout", 0.0), **options
-    )
+    options = {key: spec[key] for key in ("jit_compile", "precision")}
+    options["attention_dropout"] = spec.get("attention_dropout", 0.0)
+    model = compile_model(spec["model"], size, **options)
     for _ in range(spec.get("steps", 2)):
         model.train_on_batch(inputs, labels)
     peak = round(_status_mb("VmHWM"), 1)
@@ -439,11 +415,11 @@ def benchmark_training(
 ) -> dict[str, Any]:  # fmt: skip
     """Step time, non-padding tokens/s, MFU and ratios of `(model, xla, precision)` variants.
 
-    All variants train on one fixed batch, round-robin with a float32 matmul (the peak
-    under the same load), after two untimed warm-up steps. `size` is a key of `SIZES` or
-    a dict like one; `memory` adds `measure_memory` per variant (a fresh process each).
-    Rows hold `step_ms`, `tokens_per_s`, `mfu`, `speed_vs_reference` (over the first
-    variant) and, for peers, `ours_speedup` (peer time / ours; above 1: ours is faster).
+    All variants train on one fixed batch, round-robin with a float32 matmul (the peak under the
+    same load), after two warm-up steps. `size` is a key of `SIZES` or a dict like one; `memory`
+    adds `measure_memory` per variant. Rows hold `step_ms`, `tokens_per_s`, `mfu`,
+    `speed_vs_reference` (over the first variant) and, for peers, `ours_speedup` (peer time /
+    ours; above 1: ours is faster).
     """
     say = progress or (lambda message: None)
     cfg = dict(SIZES[size]) if isinstance(size, str) else dict(size)
@@ -456,7 +432,6 @@ def benchmark_training(
         raise ImportError("the keras_hub peer needs KerasHub: pip install keras-hub")
     inputs, labels = _tensors(cfg)
     tokens = int(np.count_nonzero(labels))
-
     models, functions = {}, {}
     for model_name, jit, precision in variants:
         label = variant_name(model_name, jit, precision)
@@ -474,7 +449,6 @@ def benchmark_training(
     counts = {**{label: steps for label in models}, "matmul": 3}
     samples = round_robin(functions, repeats=repeats, steps=counts, progress=say)
     peak_samples = [matmul_flops / s for s in samples.pop("matmul")]
-
     reference = variant_name(*variants[0])
     rows = []
     for (model_name, jit, precision), label in zip(variants, models, strict=True):
@@ -484,9 +458,8 @@ def benchmark_training(
             source_length=cfg["length"], target_length=cfg["length"],
             key_dim=model_key_dim(model_name, cfg["d_model"], cfg["num_heads"]),
         )  # fmt: skip
-        mfu = statistics.median(
-            flops / s / p for s, p in zip(samples[label], peak_samples, strict=True)
-        )
+        pairs = zip(samples[label], peak_samples, strict=True)
+        mfu = statistics.median(flops / s / p for s, p in pairs)
         row = {
             "variant": label, "model": model_name, "xla": jit, "precision": precision,
             "parameters": models[label].count_params(), "step_gflop": round(flops / 1e9, 2),
@@ -500,10 +473,8 @@ def benchmark_training(
         rows.append(row)
     for row in rows if memory else ():
         say(f"memory of {row['variant']} (fresh process)")
-        options = dict(jit_compile=row["xla"], precision=row["precision"])
-        row.update(
-            measure_memory(row["model"], cfg, attention_dropout=attention_dropout, **options)
-        )
+        options = dict(precision=row["precision"], attention_dropout=attention_dropout)
+        row.update(measure_memory(row["model"], cfg, jit_compile=row["xla"], **options))
     return {
         "machine": machine_info(), "size": cfg, "attention_dropout": attention_dropout,
         "repeats": repeats, "steps": steps, "reference": reference, "tokens_per_step": tokens,
@@ -544,8 +515,7 @@ def benchmark_decoding(
     rng = np.random.default_rng(0)
     source = rng.integers(4, vocab, size=(batch, source_length)).astype("int32")
     source[:, 0], source[:, -1] = 2, 3
-    source = tf.constant(source)
-    functions = {}
+    source, expected, functions = tf.constant(source), (batch, new_tokens), {}
     for use_cache in (True, False):
         # XLA cannot compile the uncached path's growing prefix: use the full buffer.
         options = {"static_shapes": True} if jit_compile and not use_cache else {}
@@ -555,10 +525,8 @@ def benchmark_decoding(
             jit_compile=jit_compile or None,
         )
         out = search(source).numpy()  # trace and warm up
-        if out.shape != (batch, new_tokens):
-            raise RuntimeError(
-                f"greedy search returned {out.shape}, expected {(batch, new_tokens)}"
-            )
+        if out.shape != expected:
+            raise RuntimeError(f"greedy search returned {out.shape}, expected {expected}")
         functions["cached" if use_cache else "uncached"] = lambda f=search: f(source).numpy()
     samples = round_robin(functions, repeats=repeats, steps=1)
     generated = batch * new_tokens
@@ -574,9 +542,8 @@ def main(args, precision_flags: dict[str, str]) -> int:
     """`keras-transformer benchmark`: times the variants, prints the table, writes `--json`."""
     tf.get_logger().setLevel("ERROR")
     for name in ("steps", "repeats", "new_tokens", "decode_batch"):
-        if getattr(args, name) < 1:
-            flag = name.replace("_", "-")
-            raise ValueError(f"--{flag} {getattr(args, name)} must be a positive integer")
+        if (value := getattr(args, name)) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} {value} must be a positive integer")
     if args.json and os.path.isdir(args.json):
         raise IsADirectoryError(f"--json {args.json} is a directory; pass a file name")
     start = time.perf_counter()
@@ -612,13 +579,11 @@ def main(args, precision_flags: dict[str, str]) -> int:
 
     if args.decoding:
         progress("decoding: greedy search with and without the key/value cache")
-        sizes = {k: size[k] for k in _BLOCKS}
-        max_length = max(64, args.new_tokens + 1)
-        model = build_transformer(size["vocab"], size["vocab"], max_length=max_length, **sizes)
-        decoding = benchmark_decoding(
+        sizes = {k: size[k] for k in _BLOCKS} | {"max_length": max(64, args.new_tokens + 1)}
+        model = build_transformer(size["vocab"], size["vocab"], **sizes)
+        results["decoding"] = decoding = benchmark_decoding(
             model, new_tokens=args.new_tokens, batch=args.decode_batch, repeats=args.repeats
         )
-        results["decoding"] = decoding
         print(
             f"decoding {decoding['new_tokens']} tokens at batch {decoding['batch']}: "
             f"cached {decoding['cached_tokens_per_s']:.0f} tokens/s, uncached "

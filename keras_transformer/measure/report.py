@@ -1,13 +1,8 @@
 """The whole comparison in one call: run it, write `comparison.json`, `comparison.md`, `plots/`.
 
-`run_comparison(size)` measures every column of Table 1 of the paper for self-attention,
-recurrent and convolutional layers at one of three sizes: `"tiny"` (seconds, for tests; the
-numbers only show the directions), `"quick"` (a few minutes on a 2-core CPU, `keras-transformer
-compare --quick`) or `"full"` (the default, under 20 minutes on a 2-core CPU).
-`write_comparison(results, out_dir)` writes the files; `keras-transformer compare` calls both.
+`run_comparison` measures every column of Table 1 of the paper for self-attention, recurrent and
+convolutional layers; `write_comparison` writes the files; `keras-transformer compare` calls both.
 """
-
-from __future__ import annotations
 
 import copy
 import json
@@ -22,14 +17,13 @@ import numpy as np
 import tensorflow as tf
 
 from keras_transformer.analysis import complexity, gradients, long_range, operations
-from keras_transformer.analysis import timing as timing_module
+from keras_transformer.analysis.timing import first_length_slower, fit_time_curve, timing_sweep
 from keras_transformer.plots import figure
 from keras_transformer.plots import save as _save
 
 SIZES: dict[str, dict[str, Any]] = {
     "tiny": {
-        "operations": {"lengths": [4, 8, 16], "d": 8, "kernel_size": 3},
-        "loop_lengths": [3, 5],
+        "operations": {"lengths": [4, 8, 16], "d": 8, "kernel_size": 3}, "loop_lengths": [3, 5],
         "gradients": {"length": 12, "d": 8, "seeds": 1},
         "timing": {"lengths": [8, 16, 32], "d": 8, "batch": 1, "repeats": 1},
         "long_range": {
@@ -39,8 +33,7 @@ SIZES: dict[str, dict[str, Any]] = {
     },
     "quick": {
         "operations": {"lengths": [16, 32, 64, 128], "d": 32, "kernel_size": 3},
-        "loop_lengths": [8, 32, 128],
-        "gradients": {"length": 64, "d": 32, "seeds": 3},
+        "loop_lengths": [8, 32, 128], "gradients": {"length": 64, "d": 32, "seeds": 3},
         "timing": {"lengths": [32, 64, 128, 256, 512, 1024], "d": 32, "batch": 1, "repeats": 5},
         "long_range": {
             # No CNN in the quick run: at these sizes its training often sticks at chance
@@ -51,11 +44,9 @@ SIZES: dict[str, dict[str, Any]] = {
     },
     "full": {
         "operations": {"lengths": [16, 32, 64, 128, 256], "d": 64, "kernel_size": 3},
-        "loop_lengths": [8, 32, 128, 512],
-        "gradients": {"length": 128, "d": 64, "seeds": 5},
+        "loop_lengths": [8, 32, 128, 512], "gradients": {"length": 128, "d": 64, "seeds": 5},
         "timing": {
-            "lengths": [32, 64, 128, 256, 512, 1024, 2048, 4096], "d": 64, "batch": 1,
-            "repeats": 5,
+            "lengths": [32, 64, 128, 256, 512, 1024, 2048, 4096], "d": 64, "batch": 1, "repeats": 5,
         },
         "long_range": {
             "distances": [1, 2, 4, 8, 16], "models": ["transformer", "rnn", "rnn_attention", "cnn"],
@@ -63,24 +54,26 @@ SIZES: dict[str, dict[str, Any]] = {
         },
     },
 }  # fmt: skip
-"""Settings of each size of `run_comparison`."""
+"""Settings of each size of `run_comparison`: `"tiny"` (seconds, for tests; the numbers only
+show the directions), `"quick"` (a few minutes on a 2-core CPU, `compare --quick`), `"full"`
+(the default, under 20 minutes on a 2-core CPU)."""
 
 OPERATION_KINDS = ("self_attention", "rnn", "lstm", "convolution")
 TIMING_KINDS = ("self_attention", "lstm", "convolution")
 GRADIENT_KINDS = ("rnn", "lstm", "transformer", "cnn")
 
 
+def _formula_flops(kind: str, lengths: list[int], d: int, k: int) -> list[int]:
+    return [complexity.layer_flops(kind, t, d, k) for t in lengths]
+
+
 def _analytic(settings: dict[str, Any]) -> dict[str, Any]:
     ops = settings["operations"]
     lengths, d, k = ops["lengths"], ops["d"], ops["kernel_size"]
-    flops = {
-        kind: [complexity.layer_flops(kind, t, d, k) for t in lengths] for kind in OPERATION_KINDS
-    }
-    crossover = {
-        "table_terms": complexity.operations_crossover(d),
-        "exact_vs_rnn": complexity.operations_crossover(d, "rnn", exact=True),
-        "exact_vs_lstm": complexity.operations_crossover(d, "lstm", exact=True),
-    }
+    flops = {kind: _formula_flops(kind, lengths, d, k) for kind in OPERATION_KINDS}
+    crossover = {"table_terms": complexity.operations_crossover(d)}
+    for rnn in ("rnn", "lstm"):
+        crossover[f"exact_vs_{rnn}"] = complexity.operations_crossover(d, rnn, exact=True)
     table = complexity.complexity_table(lengths[-1], d, k, OPERATION_KINDS)
     return {
         "d": d, "kernel_size": k, "length": lengths[-1], "table": table, "lengths": lengths,
@@ -93,11 +86,9 @@ def _measured(settings: dict[str, Any]) -> dict[str, Any]:
     lengths, d, k = ops["lengths"], ops["d"], ops["kernel_size"]
     measured = operations.measure_operations(lengths, d, OPERATION_KINDS, k)
     for kind, values in measured.items():
-        formula_flops = [complexity.layer_flops(kind, t, d, k) for t in lengths]
-        values["flops_equal_formula"] = values["flops"] == formula_flops
-        values["parameters_equal_formula"] = all(
-            p == complexity.layer_parameters(kind, d, k) for p in values["parameters"]
-        )
+        values["flops_equal_formula"] = values["flops"] == _formula_flops(kind, lengths, d, k)
+        parameters = complexity.layer_parameters(kind, d, k)
+        values["parameters_equal_formula"] = all(p == parameters for p in values["parameters"])
         values["flops_growth_exponent"] = operations.growth_exponent(lengths, values["flops"])
     loop_lengths = settings["loop_lengths"]
     steps = [operations.count_recurrent_steps(t, d=8) for t in loop_lengths]
@@ -110,19 +101,17 @@ def _measured(settings: dict[str, Any]) -> dict[str, Any]:
 def _timing(settings: dict[str, Any]) -> dict[str, Any]:
     spec = settings["timing"]
     lengths, d = spec["lengths"], spec["d"]
-    seconds = timing_module.timing_sweep(
-        TIMING_KINDS, lengths, d, batch=spec["batch"], repeats=spec["repeats"]
-    )
+    seconds = timing_sweep(TIMING_KINDS, lengths, d, batch=spec["batch"], repeats=spec["repeats"])
     attention = seconds["self_attention"]
 
     def slower(kind):
-        return timing_module.first_length_slower(lengths, attention, seconds[kind])
+        return first_length_slower(lengths, attention, seconds[kind])
 
     return {
         **spec,
         "kinds": list(TIMING_KINDS),
         "seconds": seconds,
-        "self_attention_fit": timing_module.fit_time_curve(lengths, attention),
+        "self_attention_fit": fit_time_curve(lengths, attention),
         # slope of log time against log T over the three longest lengths: ~2 once the
         # T^2 term dominates, ~1 for a cost linear in T
         "time_growth_exponent": {
@@ -153,7 +142,6 @@ def run_comparison(
         at the start), `seconds` (time spent per section, and their `total`).
 
     Example:
-
     >>> sorted(SIZES)  # run_comparison("tiny") takes about 20 s on 2 cores
     ['full', 'quick', 'tiny']
     >>> SIZES["quick"]["long_range"]["distances"]
@@ -170,11 +158,8 @@ def run_comparison(
         # 1-minute load average: on a shared machine every section is slower
         "load_average": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
     }  # fmt: skip
-    results: dict[str, Any] = {
-        "settings": {"size": size, "seed": seed, **settings},
-        "environment": environment,
-        "seconds": {},
-    }
+    results: dict[str, Any] = {"settings": {"size": size, "seed": seed, **settings}}
+    results.update(environment=environment, seconds={})
     grad = settings["gradients"]
     spec = dict(settings["long_range"])
     distances, models = spec.pop("distances"), tuple(spec.pop("models"))
@@ -201,37 +186,36 @@ def run_comparison(
     return results
 
 
-def _finish(fig, ax, path, xlabel, ylabel, title, fontsize=8, y_base=None, log_x=True):
+def _finish(ax, path, xlabel, ylabel, title, fontsize=8, y_base=None, log_x=True):
     if log_x:
         ax.set_xscale("log", base=2)
     if y_base:
         ax.set_yscale("log", base=y_base)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=fontsize)
-    return _save(fig, path)
+    return _save(ax.figure, path)
+
+
+def _axes():
+    return figure(figsize=(6, 4.5))[1]
 
 
 def plot_operations(results: dict[str, Any], path: str) -> str:
     """Measured FLOPs (dots) and formulas (lines) against `T`, log-log."""
-    measured, d = results["measured"], results["measured"]["d"]
-    fig, ax = figure(figsize=(6, 4.5))
+    measured, d, ax = results["measured"], results["measured"]["d"], _axes()
     for kind in OPERATION_KINDS:
-        (line,) = ax.plot(
-            measured["lengths"], results["analytic"]["flops"][kind], "-", label=f"{kind} formula"
-        )
+        formula = results["analytic"]["flops"][kind]
+        (line,) = ax.plot(measured["lengths"], formula, "-", label=f"{kind} formula")
         ax.plot(measured["lengths"], measured["layers"][kind]["flops"], "o", color=line.get_color())
     ax.axvline(d, color="grey", ls=":", label=f"T = d = {d}")
     title = f"Operations per layer, d = {d} (dots: counted in the traced graph)"
-    return _finish(fig, ax, path, "sequence length T", "forward FLOPs (batch 1)", title, 7, 10)
+    return _finish(ax, path, "sequence length T", "forward FLOPs (batch 1)", title, 7, 10)
 
 
 def plot_sequential_steps(results: dict[str, Any], path: str) -> str:
     """Critical path (matrix products in sequence) of the traced graph against `T`."""
-    measured = results["measured"]
-    fig, ax = figure(figsize=(6, 4.5))
+    measured, ax = results["measured"], _axes()
     styles = {"self_attention": "o-", "rnn": "s-", "lstm": "x--", "convolution": "^-"}
     for kind in OPERATION_KINDS:
         path_lengths = measured["layers"][kind]["critical_path"]
@@ -240,27 +224,25 @@ def plot_sequential_steps(results: dict[str, Any], path: str) -> str:
     ax.plot(loop["lengths"], loop["steps"], "k*", markersize=9, label="LSTM while-loop iterations")
     ylabel = "matrix products that must run in sequence"
     title = "Critical path: grows with T for the loop, constant otherwise"
-    return _finish(fig, ax, path, "sequence length T", ylabel, title, y_base=2)
+    return _finish(ax, path, "sequence length T", ylabel, title, y_base=2)
 
 
 def plot_gradients(results: dict[str, Any], path: str) -> str:
     """Mean `|| d y_T / d x_t ||` against the distance `T - t`, log scale."""
-    grad = results["gradients"]
-    fig, ax = figure(figsize=(6, 4.5))
+    grad, ax = results["gradients"], _axes()
     for kind, curve in grad["curves"].items():
         norms, distance = np.asarray(curve["norm"]), np.asarray(curve["distance"])
         ax.semilogy(distance[norms > 0], norms[norms > 0], ".-", label=kind)
     title = f"Path length through gradients (T = {grad['length']}, d = {grad['d']}, "
     title += f"{grad['seeds']} seeds)"
     ylabel = "gradient norm of the last output"
-    return _finish(fig, ax, path, "distance T - t", ylabel, title, log_x=False)
+    return _finish(ax, path, "distance T - t", ylabel, title, log_x=False)
 
 
 def plot_timing(results: dict[str, Any], path: str) -> str:
     """Median forward + backward seconds against `T`, log-log, with the attention fit."""
-    spec, fit = results["timing"], results["timing"]["self_attention_fit"]
+    spec, fit, ax = results["timing"], results["timing"]["self_attention_fit"], _axes()
     lengths = np.asarray(spec["lengths"], dtype="float64")
-    fig, ax = figure(figsize=(6, 4.5))
     for kind in spec["kinds"]:
         ax.plot(lengths, spec["seconds"][kind], "o-", label=kind)
     dense = np.geomspace(lengths[0], lengths[-1], 100)
@@ -271,20 +253,18 @@ def plot_timing(results: dict[str, Any], path: str) -> str:
     if at := fit["quadratic_overtakes_linear_at"]:
         ax.axvline(at, color="red", ls=":", label=f"cT^2 > bT from T = {at:.0f}")
     title = f"Wall clock, d = {spec['d']}, batch {spec['batch']}, {spec['device']}"
-    ylabel = "seconds per forward + backward"
-    return _finish(fig, ax, path, "sequence length T", ylabel, title, 7, 10)
+    return _finish(ax, path, "sequence length T", "seconds per forward + backward", title, 7, 10)
 
 
 def plot_long_range(results: dict[str, Any], path: str) -> str:
     """Recall accuracy against distance, one line per model, with chance."""
-    lr = results["long_range"]
-    fig, ax = figure(figsize=(6, 4.5))
+    lr, ax = results["long_range"], _axes()
     for name, accuracy in lr["accuracy"].items():
         ax.plot(lr["distances"], accuracy, "o-", label=name)
     ax.axhline(lr["chance"], color="grey", ls=":", label="chance")
     ax.set_ylim(0, 1.05)
     xlabel = "distance of the recalled symbol from the end"
-    return _finish(fig, ax, path, xlabel, "test accuracy", "Long-range recall after brief training")
+    return _finish(ax, path, xlabel, "test accuracy", "Long-range recall after brief training")
 
 
 PLOTS: dict[str, Callable[[dict[str, Any], str], str]] = {
@@ -324,7 +304,6 @@ def operations_sentence(measured: dict[str, Any]) -> str:
     """What the measured FLOPs and critical paths show, read from the numbers.
 
     Example:
-
     >>> layers = {
     ...     "self_attention": {"flops_growth_exponent": 1.6, "critical_path": [4, 4]},
     ...     "rnn": {"flops_growth_exponent": 1.0, "critical_path": [16, 64]},
@@ -337,46 +316,39 @@ in T than the recurrent layers' while its sequential steps stay constant.
     """
     lengths, layers = measured["lengths"], measured["layers"]
     exponents = [f"{_fmt(v['flops_growth_exponent'], 2)} for {kind}" for kind, v in layers.items()]
-    paths = []
-    for kind, values in layers.items():
-        path = values["critical_path"]
-        if path[0] == path[-1]:
-            products = "product" if path[-1] == 1 else "products"
-            paths.append(f"stays at {path[-1]} {products} for {kind}")
-        else:
-            paths.append(f"grows from {path[0]} to {path[-1]} for {kind}")
+
+    def path_part(kind, path):
+        if path[0] != path[-1]:
+            return f"grows from {path[0]} to {path[-1]} for {kind}"
+        return f"stays at {path[-1]} product{'' if path[-1] == 1 else 's'} for {kind}"
+
+    paths = [path_part(kind, values["critical_path"]) for kind, values in layers.items()]
     text = (
         f"Over T = {lengths[0]} to {lengths[-1]} the FLOPs grow with exponent {_list(exponents)} "
         f"(1: linear in T, 2: quadratic). The critical path {_list(paths)}."
     )
-    recurrent = [kind for kind in ("rnn", "lstm", "gru") if kind in layers]
-    if "self_attention" in layers and recurrent:
-        exponent = layers["self_attention"]["flops_growth_exponent"]
-        path = layers["self_attention"]["critical_path"]
-        faster = all(exponent > layers[kind]["flops_growth_exponent"] for kind in recurrent)
-        growing = all(
-            layers[kind]["critical_path"][-1] > layers[kind]["critical_path"][0]
-            for kind in recurrent
+    recurrent = [layers[kind] for kind in ("rnn", "lstm", "gru") if kind in layers]
+    if "self_attention" not in layers or not recurrent:
+        return text
+    attention = layers["self_attention"]
+    exponent, path = attention["flops_growth_exponent"], attention["critical_path"]
+    faster = all(exponent > values["flops_growth_exponent"] for values in recurrent)
+    growing = all(values["critical_path"][-1] > values["critical_path"][0] for values in recurrent)
+    if faster and path[0] == path[-1] and growing:
+        return text + (
+            " As Table 1 predicts, self-attention's operations grow faster in T than the "
+            "recurrent layers' while its sequential steps stay constant."
         )
-        if faster and path[0] == path[-1] and growing:
-            text += (
-                " As Table 1 predicts, self-attention's operations grow faster in T than "
-                "the recurrent layers' while its sequential steps stay constant."
-            )
-        else:
-            text += (
-                " Not what Table 1 predicts (self-attention's operations growing faster in "
-                "T than the recurrent layers', its sequential steps constant, theirs "
-                "growing): check the counts above."
-            )
-    return text
+    return text + (
+        " Not what Table 1 predicts (self-attention's operations growing faster in T than the "
+        "recurrent layers', its sequential steps constant, theirs growing): check the counts above."
+    )
 
 
 def gradient_sentence(grad: dict[str, Any]) -> str:
     """What the gradient-norm curves show, read from the decay ratios.
 
     Example:
-
     >>> curves = {
     ...     "rnn": {"norm": [1.0, 0.5, 1e-4], "decay_ratio": 2e-4},
     ...     "transformer": {"norm": [3.0, 0.2, 0.21], "decay_ratio": 1.05},
@@ -394,9 +366,7 @@ O(1) against O(T) path length predicts.
     for kind, curve in curves.items():
         ratio, norms = curve["decay_ratio"], curve["norm"]
         if ratio == 0.0:
-            zero_from = last
-            while zero_from > 1 and norms[zero_from - 1] == 0.0:
-                zero_from -= 1
+            zero_from = next(j for j in range(1, last + 1) if not any(norms[j:last]))
             part = f"is exactly zero from distance {zero_from} on (beyond the receptive field)"
         elif ratio < 0.1:
             part = f"shrinks by a factor of {_fmt(1 / ratio, 2)}"
@@ -406,32 +376,31 @@ O(1) against O(T) path length predicts.
             part = f"grows by a factor of {_fmt(ratio, 2)}"
         parts.append(f"{part} for {kind}")
     text = f"From distance 1 to distance {last} the gradient norm {_list(parts)}."
-    if "transformer" in curves and "rnn" in curves:
-        transformer, rnn = curves["transformer"]["decay_ratio"], curves["rnn"]["decay_ratio"]
-        if rnn > 0 and transformer > 10 * rnn:
-            text += (
-                " Relative to its neighbour, the farthest input reaches the Transformer's "
-                f"last output {_fmt(transformer / rnn, 2)} times as strongly as the RNN's, "
-                "as the O(1) against O(T) path length predicts."
-            )
-        elif rnn == 0 and transformer > 0:
-            text += (
-                " The RNN's gradient from the farthest input vanished completely; the "
-                "Transformer's did not, as the O(1) against O(T) path length predicts."
-            )
-        else:
-            text += (
-                " The Transformer's farthest gradient is not clearly stronger than the "
-                "RNN's here, against what the O(1) against O(T) path length predicts."
-            )
-    return text
+    if "transformer" not in curves or "rnn" not in curves:
+        return text
+    transformer, rnn = curves["transformer"]["decay_ratio"], curves["rnn"]["decay_ratio"]
+    if rnn > 0 and transformer > 10 * rnn:
+        text += (
+            " Relative to its neighbour, the farthest input reaches the Transformer's last "
+            f"output {_fmt(transformer / rnn, 2)} times as strongly as the RNN's, as"
+        )
+    elif rnn == 0 and transformer > 0:
+        text += (
+            " The RNN's gradient from the farthest input vanished completely; the "
+            "Transformer's did not, as"
+        )
+    else:
+        text += (
+            " The Transformer's farthest gradient is not clearly stronger than the RNN's here, "
+            "against what"
+        )
+    return text + " the O(1) against O(T) path length predicts."
 
 
 def timing_sentence(spec: dict[str, Any]) -> str:
     """What the wall-clock table shows, read from the times.
 
     Example:
-
     >>> spec = {"lengths": [32, 1024], "kinds": ["self_attention", "lstm"],
     ...         "seconds": {"self_attention": [0.001, 0.02], "lstm": [0.01, 0.5]},
     ...         "time_growth_exponent": {"self_attention": 1.5, "lstm": 1.0}}
@@ -450,21 +419,18 @@ operations at every length measured.
     slower = [a > r for a, r in zip(attention, lstm, strict=True)]
     if not any(slower):
         text += (
-            " The recurrent layer's T sequential steps cost more than attention's "
-            "T^2 d operations at every length measured."
+            " The recurrent layer's T sequential steps cost more than attention's T^2 d "
+            "operations at every length measured."
         )
     elif all(slower):
         text += " Attention is slower than the LSTM at every length measured."
     else:
-        text += (
-            " Attention is slower than the LSTM at T = "
-            + ", ".join(str(t) for t, s in zip(lengths, slower, strict=True) if s)
-            + " and faster elsewhere."
-        )
+        at = ", ".join(str(t) for t, s in zip(lengths, slower, strict=True) if s)
+        text += f" Attention is slower than the LSTM at T = {at} and faster elsewhere."
     return (
-        f"The LSTM's step takes {_fmt(lstm[0] / attention[0], 2)} times "
-        f"self-attention's at T = {lengths[0]} and {_fmt(lstm[-1] / attention[-1], 2)} "
-        f"times at T = {lengths[-1]}. " + text
+        f"The LSTM's step takes {_fmt(lstm[0] / attention[0], 2)} times self-attention's at "
+        f"T = {lengths[0]} and {_fmt(lstm[-1] / attention[-1], 2)} times at T = {lengths[-1]}. "
+        + text
     )
 
 
@@ -476,7 +442,6 @@ def long_range_sentence(lr: dict[str, Any]) -> str:
     at the longest distance by at least 0.2.
 
     Example:
-
     >>> lr = {"distances": [2, 8], "chance": 0.1,
     ...       "accuracy": {"transformer": [1.0, 0.98], "rnn": [0.96, 0.15], "cnn": [0.1, 0.2]}}
     >>> print(long_range_sentence(lr))
@@ -485,12 +450,11 @@ rnn from 0.96 to 0.15 (falls to near chance) and of cnn from 0.1 to 0.2 (near ch
 both: not learned even at distance 2). At distance 8 the Transformer is ahead of every \
 other model by at least 0.78, as its O(1) path predicts.
     """
-    distances, chance, accuracy = lr["distances"], lr["chance"], lr["accuracy"]
+    distances, accuracy, near_chance = lr["distances"], lr["accuracy"], lr["chance"] + 0.1
     first, last = distances[0], distances[-1]
     parts = []
     for i, (name, values) in enumerate(accuracy.items()):
         start, end = values[0], values[-1]
-        near_chance = chance + 0.1
         if end >= 0.9:
             verdict = "stays high" if start >= 0.9 else "rises to high"
         elif start <= near_chance and end <= near_chance:
@@ -503,36 +467,33 @@ other model by at least 0.78, as its O(1) path predicts.
             verdict = f"rises by {_fmt(end - start, 2)}"
         else:
             verdict = "about the same"
-        of = "of " if i else "the accuracy of "
-        parts.append(
-            f"{of}{name} {'goes ' if not i else ''}from {_fmt(start, 2)} to "
-            f"{_fmt(end, 2)} ({verdict})"
-        )
+        of = f"of {name}" if i else f"the accuracy of {name} goes"
+        parts.append(f"{of} from {_fmt(start, 2)} to {_fmt(end, 2)} ({verdict})")
     text = f"From distance {first} to {last} {_list(parts)}."
     others = [values[-1] for name, values in accuracy.items() if name != "transformer"]
-    if "transformer" in accuracy and others:
-        margin = accuracy["transformer"][-1] - max(others)
-        if margin >= 0.2:
-            text += (
-                f" At distance {last} the Transformer is ahead of every other model by at "
-                f"least {_fmt(margin, 2)}, as its O(1) path predicts."
-            )
-        else:
-            text += (
-                f" At distance {last} the Transformer is not clearly ahead (by "
-                f"{_fmt(margin, 2)}): against what its O(1) path predicts, so it was "
-                "probably trained too briefly here (more pairs or epochs)."
-            )
-    return text
+    if "transformer" not in accuracy or not others:
+        return text
+    margin = accuracy["transformer"][-1] - max(others)
+    if margin >= 0.2:
+        return text + (
+            f" At distance {last} the Transformer is ahead of every other model by at least "
+            f"{_fmt(margin, 2)}, as its O(1) path predicts."
+        )
+    return text + (
+        f" At distance {last} the Transformer is not clearly ahead (by {_fmt(margin, 2)}): "
+        "against what its O(1) path predicts, so it was probably trained too briefly here "
+        "(more pairs or epochs)."
+    )
 
 
 def comparison_markdown(results: dict[str, Any]) -> str:
     """The Markdown report of `run_comparison`'s results: a table and a sentence per section."""
     analytic, measured, env = results["analytic"], results["measured"], results["environment"]
     d, k, length = analytic["d"], analytic["kernel_size"], analytic["length"]
-    layers = measured["layers"]
+    layers, crossover, table = measured["layers"], analytic["crossover"], analytic["table"]
     fields = ("parameters", "parameters_equal_formula", "flops", "flops_equal_formula")
     fields += ("critical_path", "sequential_steps")
+    header = "layer|T|parameters|= formula|FLOPs|= formula|critical path|sequential steps"
 
     def with_order(row, key, order=None):
         return f"{row[key]} ({row[(order or key) + '_order']})"
@@ -541,71 +502,54 @@ def comparison_markdown(results: dict[str, Any]) -> str:
         pairs = ("table_operations", "operations"), ("sequential_steps", "sequential")
         return [with_order(row, *pair) for pair in (*pairs, ("maximum_path_length", "path"))]
 
+    rows = [[r["layer"], with_order(r, "parameters"), r["flops"], *orders(r)] for r in table]
+    counted = [
+        [kind, t, *(v[i] if isinstance(v, list) else v for v in (layers[kind][f] for f in fields))]
+        for kind in OPERATION_KINDS
+        for i, t in enumerate(measured["lengths"])
+    ]
+    loop = measured["recurrent_loop"]
     out = [
         "# Transformers versus RNNs, measured",
         f"Size `{results['settings']['size']}`; TensorFlow {env['tensorflow']}, "
         f"Keras {env['keras']}, {env['cpu_count']} CPU cores, {env['gpus']} GPU.",
         f"## 1. Table 1 of the paper at T = {length}, d = {d}, k = {k}",
-        "The big-O columns of the course and the exact counts for the Keras layer of each "
-        "row (FLOPs: 2 per multiply-add of the matrix products, batch 1). Parameters do "
-        "not depend on T for any layer; only the recurrent layer needs T sequential steps.",
-        _table(
-            ["layer", "parameters", "FLOPs", "Table 1 operations", "sequential", "max path"],
-            [
-                [r["layer"], with_order(r, "parameters"), r["flops"], *orders(r)]
-                for r in analytic["table"]
-            ],
-        ),
+        "The big-O columns of the course and the exact counts for the Keras layer of each row "
+        "(FLOPs: 2 per multiply-add of the matrix products, batch 1). Parameters do not depend "
+        "on T for any layer; only the recurrent layer needs T sequential steps.",
+        _table("layer|parameters|FLOPs|Table 1 operations|sequential|max path".split("|"), rows),
         f"With Table 1's leading terms attention does fewer operations than an RNN while "
-        f"T < d = {_fmt(analytic['crossover']['table_terms'])}; counting its Q, K, V, "
-        f"output projections too, it is cheaper than an LSTM while "
-        f"T < {_fmt(analytic['crossover']['exact_vs_lstm'])} and never cheaper than a "
-        "simple RNN.",
+        f"T < d = {_fmt(crossover['table_terms'])}; counting its Q, K, V, output projections "
+        f"too, it is cheaper than an LSTM while T < {_fmt(crossover['exact_vs_lstm'])} and "
+        "never cheaper than a simple RNN.",
         "## 2. Measured on built and traced Keras layers",
         "Parameters from `count_params()`; FLOPs counted from the shapes of the "
-        "`MatMul`/`BatchMatMulV2`/`Conv2D` ops of the traced `tf.function` graph "
-        "(recurrent layers unrolled). The critical path is the most matrix products on "
-        "one dependency chain of the graph; sequential steps are the critical path at T "
-        "over the critical path at T = 1. The growth exponent is the slope of log FLOPs "
-        "against log T.",
-        _table(
-            "layer|T|parameters|= formula|FLOPs|= formula|critical path|sequential steps".split(
-                "|"
-            ),
-            [
-                [kind, t]
-                + [v[i] if isinstance(v, list) else v for v in (layers[kind][f] for f in fields)]
-                for kind in OPERATION_KINDS
-                for i, t in enumerate(measured["lengths"])
-            ],
-        ),
+        "`MatMul`/`BatchMatMulV2`/`Conv2D` ops of the traced `tf.function` graph (recurrent "
+        "layers unrolled). The critical path is the most matrix products on one dependency "
+        "chain of the graph; sequential steps are the critical path at T over the critical "
+        "path at T = 1. The growth exponent is the slope of log FLOPs against log T.",
+        _table(header.split("|"), counted),
         _table(
             ["layer", "FLOPs growth exponent in T"],
             [[kind, _fmt(layers[kind]["flops_growth_exponent"])] for kind in OPERATION_KINDS],
         ),
         operations_sentence(measured),
-        "Iterations of a Keras LSTM's `tf.while_loop`, counted by a cell that increments "
-        "a variable at every step:",
-        _table(
-            ["T", "loop iterations"],
-            list(zip(*(measured["recurrent_loop"][k] for k in ("lengths", "steps")), strict=True)),
-        ),
+        "Iterations of a Keras LSTM's `tf.while_loop`, counted by a cell that increments a "
+        "variable at every step:",
+        _table(["T", "loop iterations"], list(zip(loop["lengths"], loop["steps"], strict=True))),
     ]
-    grad = results["gradients"]
-    last = grad["length"] - 1
+    grad, last = results["gradients"], results["gradients"]["length"] - 1
     out += [
         f"## 3. Path length through gradients (T = {grad['length']}, d = {grad['d']}, "
         f"{grad['seeds']} seeds)",
         "Mean norm of the gradient of the last output with respect to the input `T - t` "
-        "positions back, for freshly initialized layers. The course predicts that the "
-        "recurrent gradients shrink geometrically with the distance, the Transformer's "
-        "stay flat, and the CNN's are exactly zero beyond its receptive field.",
+        "positions back, for freshly initialized layers. The course predicts that the recurrent "
+        "gradients shrink geometrically with the distance, the Transformer's stay flat, and the "
+        "CNN's are exactly zero beyond its receptive field.",
         _table(
             ["model", "distance 1", f"distance {last // 4}", f"distance {last}", "ratio last / 1"],
             [
-                [kind]
-                + [_fmt(c["norm"][i]) for i in (1, last // 4, last)]
-                + [_fmt(c["decay_ratio"])]
+                [kind, *(_fmt(c["norm"][i]) for i in (1, last // 4, last)), _fmt(c["decay_ratio"])]
                 for kind, c in grad["curves"].items()
             ],
         ),
@@ -628,8 +572,8 @@ def comparison_markdown(results: dict[str, Any]) -> str:
         "operations only once they dominate.",
         _table(["T", *kinds], timing_rows),
         timing_sentence(spec),
-        "Fitting attention's time as a + bT + cT^2 (relative error, non-negative terms), "
-        "the quadratic term overtakes the linear one "
+        "Fitting attention's time as a + bT + cT^2 (relative error, non-negative terms), the "
+        "quadratic term overtakes the linear one "
         + (f"from T = {fit:.0f}" if fit else "nowhere in this range")
         + f" (by operation count at T = 2d = {spec['analytic_quadratic_overtakes_linear_at']}). "
         + _slower("the LSTM", spec["self_attention_slower_than_lstm_from"])
@@ -637,26 +581,20 @@ def comparison_markdown(results: dict[str, Any]) -> str:
         + _slower("the convolution", spec["self_attention_slower_than_convolution_from"]),
     ]
     lr = results["long_range"]
-    options = lr["settings"]
+    options, accuracy, distances = lr["settings"], lr["accuracy"], lr["distances"]
+    rows = [[n, *(_fmt(accuracy[m][i], 2) for m in accuracy)] for i, n in enumerate(distances)]
     out += [
         "## 5. Long-range recall",
         "Accuracy of the recalled symbol `distance` positions from the end of a source of "
-        "varying length, each model trained briefly from scratch "
-        f"({options.get('num_train')} pairs, {options.get('epochs')} epochs, "
-        f"d = {options.get('d_model')}, {options.get('num_layers', 2)} "
-        f"layer(s) per stack for the Transformer and the CNN, "
-        f"{options.get('num_heads', 1)} attention head(s)); chance is "
-        f"{_fmt(lr['chance'])}. The course predicts that accuracy falls with distance "
-        "where the path between the answer and the output grows: the RNN's with every "
-        "step it must carry the symbol, the CNN's once the distance passes its receptive "
-        "field (num_layers * (k - 1)), the Transformer's not at all.",
-        _table(
-            ["distance", *lr["accuracy"]],
-            [
-                [n] + [_fmt(lr["accuracy"][m][i], 2) for m in lr["accuracy"]]
-                for i, n in enumerate(lr["distances"])
-            ],
-        ),
+        f"varying length, each model trained briefly from scratch ({options.get('num_train')} "
+        f"pairs, {options.get('epochs')} epochs, d = {options.get('d_model')}, "
+        f"{options.get('num_layers', 2)} layer(s) per stack for the Transformer and the CNN, "
+        f"{options.get('num_heads', 1)} attention head(s)); chance is {_fmt(lr['chance'])}. "
+        "The course predicts that accuracy falls with distance where the path between the "
+        "answer and the output grows: the RNN's with every step it must carry the symbol, the "
+        "CNN's once the distance passes its receptive field (num_layers * (k - 1)), the "
+        "Transformer's not at all.",
+        _table(["distance", *accuracy], rows),
         long_range_sentence(lr),
         "## Time spent",
         _table(["section", "seconds"], [[k, v] for k, v in results["seconds"].items()]),
@@ -672,10 +610,8 @@ def write_comparison(results: dict[str, Any], out_dir: str | os.PathLike) -> dic
     out_dir = str(out_dir)
     plots_dir = os.path.join(out_dir, "plots")
     os.makedirs(plots_dir, exist_ok=True)
-    paths = {
-        "json": os.path.join(out_dir, "comparison.json"),
-        "markdown": os.path.join(out_dir, "comparison.md"),
-    }
+    names = {"json": "comparison.json", "markdown": "comparison.md"}
+    paths = {key: os.path.join(out_dir, name) for key, name in names.items()}
     with open(paths["json"], "w") as handle:
         json.dump(results, handle, indent=2)
     with open(paths["markdown"], "w") as handle:
@@ -690,8 +626,7 @@ def main(args) -> int:
     # Every layer and model here traces its own tf.function; TensorFlow's "excessive
     # retracing" notes are expected and would drown the progress lines.
     tf.get_logger().setLevel("ERROR")
-    size = args.size or ("quick" if args.quick else "full")
-    out = args.out
+    size, out = args.size or ("quick" if args.quick else "full"), args.out
     if os.path.exists(out) and not os.path.isdir(out):
         raise FileExistsError(f"--out {out} exists and is not a directory; pass another --out")
     start = time.perf_counter()
@@ -703,22 +638,16 @@ def main(args) -> int:
     paths = write_comparison(results, out)
     print(f"wrote {paths['json']}, {paths['markdown']} and {len(paths) - 2} plots")
     grad = results["gradients"]["curves"]
-    print(
-        "gradient norm ratio (farthest / distance 1): "
-        + ", ".join(f"{kind} {curve['decay_ratio']:.3g}" for kind, curve in grad.items())
-    )
+    ratios = ", ".join(f"{kind} {curve['decay_ratio']:.3g}" for kind, curve in grad.items())
+    print(f"gradient norm ratio (farthest / distance 1): {ratios}")
     fit = results["timing"]["self_attention_fit"]["quadratic_overtakes_linear_at"]
-    print(
-        "attention time: T^2 term overtakes the linear term from T = "
-        + (f"{fit:.0f}" if fit else "- (no positive quadratic fit)")
-    )
+    at = f"{fit:.0f}" if fit else "- (no positive quadratic fit)"
+    print(f"attention time: T^2 term overtakes the linear term from T = {at}")
     lr = results["long_range"]
     for name, accuracy in lr["accuracy"].items():
         pairs = ", ".join(f"{n}: {a:.2f}" for n, a in zip(lr["distances"], accuracy, strict=True))
         print(f"recall accuracy {name}: {pairs}")
     load = results["environment"].get("load_average")
-    print(
-        f"total {time.perf_counter() - start:.1f}s"
-        + (f" (load average {load} on {os.cpu_count()} cores at the start)" if load else "")
-    )
+    note = f" (load average {load} on {os.cpu_count()} cores at the start)" if load else ""
+    print(f"total {time.perf_counter() - start:.1f}s{note}")
     return 0

@@ -9,13 +9,12 @@
 | `dual_encoder` | dual-encoder, pair tasks                | `build_dual_encoder`          |
 """
 
-from __future__ import annotations
-
 import dataclasses
 import logging
 import os
 import warnings
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import keras
@@ -43,16 +42,8 @@ from keras_transformer.training.fitting import classifier_compile
 
 logger = logging.getLogger(__name__)
 
-__all__ = [
-    "RECIPES",
-    "Recipe",
-    "encode_prompts",
-    "it_token_arrays",
-    "plot_it_attention",
-    "prefix_sequences",
-    "recipe_name",
-    "translate_by_prefix",
-]
+__all__ = ["RECIPES", "Recipe", "plot_it_attention", "recipe_name"]
+__all__ += ["encode_prompts", "it_token_arrays", "prefix_sequences", "translate_by_prefix"]
 
 
 @dataclasses.dataclass
@@ -116,10 +107,8 @@ def check_full_batch(filled: bool, config, why: str = "") -> None:
 def translation_metrics(model, test_ds, test_pairs, translate, tokens_per_epoch, fit) -> dict:
     """Test scores of a translation run; `translate(sources)` gives the predictions.
 
-    References are normalised as the tokenizer normalises its text (`normalize_text`: NFC, one
-    ASCII space), so a reference that num2words spells decomposed (Kannada, Telugu) matches the
-    same word predicted. chrF sits beside BLEU, which scores right one-word outputs (German
-    compounds) 0.
+    References are normalised as the tokenizer's text (`normalize_text`), so a decomposed one
+    (Kannada, Telugu) matches the word predicted. chrF scores right one-word outputs; BLEU 0.
     """
     scores = model.evaluate(test_ds, verbose=0, return_dict=True)
     sources = [s for s, _ in test_pairs]
@@ -159,7 +148,6 @@ def translation(config, task: data.Task, init=None) -> Recipe:
             "batches. Lower --batch-size to silence this.", UserWarning, stacklevel=2,
         )  # fmt: skip
         train_ds, tokens_per_epoch = with_known_length(dataset(task.train, True, False))
-    sizes = config.model
 
     def evaluate(model, fit):
         translator = Translator(model, source, target, max_length=config.max_length)
@@ -167,15 +155,14 @@ def translation(config, task: data.Task, init=None) -> Recipe:
         return translation_metrics(model, test_ds, task.test, translator, tokens_per_epoch, fit)
 
     def plot(model, plots_dir):
-        plot_cross_attention(model, sizes, source, target, task.test[0][0], plots_dir)
+        plot_cross_attention(model, config.model, source, target, task.test[0][0], plots_dir)
 
+    vocab_sizes = {"source_vocab_size": source.vocab_size, "target_vocab_size": target.vocab_size}
     return Recipe(
-        build=lambda: models.build_transformer(source.vocab_size, target.vocab_size, config=sizes),
+        build=lambda: models.build_transformer(**vocab_sizes, config=config.model),
         train_ds=train_ds, val_ds=with_known_length(dataset(task.validation, False))[0],
         tokenizers={"source": source, "target": target}, evaluate=evaluate, plot=plot,
-        config_extra={
-            "source_vocab_size": source.vocab_size, "target_vocab_size": target.vocab_size
-        },
+        config_extra=vocab_sizes,
     )  # fmt: skip
 
 
@@ -216,8 +203,7 @@ def _joint_tokenizer(config, task: data.Task, why: str = ""):
 def prefix(config, task: data.Task, init=None) -> Recipe:
     """A language model continuing `[START] source [SEP]` with the target."""
     tokenizer = _joint_tokenizer(config, task)
-    # source and target, each up to max_length:
-    sizes = dataclasses.replace(config.model, max_length=2 * config.max_length)
+    sizes = dataclasses.replace(config.model, max_length=2 * config.max_length)  # source+target
 
     def dataset(pairs, training):
         return prefix_dataset(
@@ -229,9 +215,7 @@ def prefix(config, task: data.Task, init=None) -> Recipe:
     tokens_per_epoch = sum(int(tf.math.count_nonzero(labels)) for _, labels in train_ds)
 
     def evaluate(model, fit):
-        def translate(sources):
-            return translate_by_prefix(model, tokenizer, sources, config.max_length)
-
+        translate = partial(translate_by_prefix, model, tokenizer, max_length=config.max_length)
         test_ds = dataset(task.test, False)
         return translation_metrics(model, test_ds, task.test, translate, tokens_per_epoch, fit)
 
@@ -259,7 +243,6 @@ def it_referent_recipe(config, task: data.Task, init=None) -> Recipe:
         return array_dataset(ids, labels, config.batch_size, shuffle=training, seed=config.seed)
 
     num_classes = 1 + len(it_referent.CLASS_NAMES)
-    sizes = config.model
     sentences = [s for s, _ in task.test]
 
     def evaluate(model, fit):
@@ -282,11 +265,11 @@ def it_referent_recipe(config, task: data.Task, init=None) -> Recipe:
 
     def plot(model, plots_dir):
         path = os.path.join(plots_dir, "it_attention.png")
-        plot_it_attention(model, tokenizer, sentences[0], path, causal=causal, config=sizes)
+        plot_it_attention(model, tokenizer, sentences[0], path, causal=causal, config=config.model)
 
     return Recipe(
         build=lambda: models.build_token_classifier(
-            tokenizer.vocab_size, num_classes, causal=causal, config=sizes
+            tokenizer.vocab_size, num_classes, causal=causal, config=config.model
         ),
         train_ds=dataset("train", True), val_ds=dataset("validation", False),
         tokenizers={"source": tokenizer}, evaluate=evaluate, plot=plot,
@@ -440,6 +423,5 @@ def recipe_name(config) -> str:
         return "it_referent"
     if config.task in SEQUENCE_TASKS:
         return "sequence"
-    return {"encoder-decoder": "translation", "dual-encoder": "dual_encoder"}.get(
-        config.architecture, "prefix"
-    )
+    names = {"encoder-decoder": "translation", "dual-encoder": "dual_encoder"}
+    return names.get(config.architecture, "prefix")

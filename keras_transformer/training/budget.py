@@ -1,11 +1,9 @@
 """Training to a time budget (`--time-budget 10m`): a schedule shaped to it, a callback to stop.
 
-`BudgetSchedule` warms up, then decays (cosine) to its end on step `total_steps`, which
-`TimeBudget` keeps re-estimating from the measured pace, so the decay ends when time runs
-out; annealing to zero beats the paper's schedule on a fixed budget (docs/performance.md).
+`TimeBudget` re-estimates where `BudgetSchedule`'s cosine decay ends from the measured pace:
+annealing to zero when time runs out beats the paper's schedule (docs/performance.md).
 
 Example:
-
 >>> schedule = BudgetSchedule(1e-3, warmup_steps=10, total_steps=100)
 >>> round(float(schedule(9)), 6), round(float(schedule(99)), 6)
 (0.001, 0.0)
@@ -13,8 +11,6 @@ Example:
 >>> callback.budget_seconds
 60.0
 """
-
-from __future__ import annotations
 
 import math
 import numbers
@@ -33,7 +29,6 @@ def parse_duration(text: str | float | int) -> float:
     """Seconds in a duration such as `"90"`, `"90s"`, `"10m"`, `"1.5h"` (a number is seconds).
 
     Example:
-
     >>> parse_duration("10m"), parse_duration("90s"), parse_duration(45)
     (600.0, 90.0, 45.0)
     """
@@ -52,8 +47,7 @@ def parse_duration(text: str | float | int) -> float:
 def _check_positive(name: str, value: Any, integer: bool = True) -> float | int:
     kinds = (numbers.Integral,) if integer else (numbers.Real,)
     if isinstance(value, bool) or not isinstance(value, kinds) or not math.isfinite(value):
-        kind = "an int" if integer else "a number"
-        raise ValueError(f"{name}={value!r} must be {kind} > 0")
+        raise ValueError(f"{name}={value!r} must be {'an int' if integer else 'a number'} > 0")
     if value <= 0:
         raise ValueError(f"{name}={value!r} must be > 0")
     return int(value) if integer else float(value)
@@ -63,12 +57,8 @@ def _check_positive(name: str, value: Any, integer: bool = True) -> float | int:
 class BudgetSchedule(keras.optimizers.schedules.LearningRateSchedule):
     """Linear warm-up, then cosine decay that ends on step `total_steps`.
 
-    rate(i) = peak * (i + 1) / warmup_steps                    for i < warmup_steps
-    rate(i) = peak * (f + (1 - f) * (1 + cos(pi * p)) / 2)     after,
-
-    with `p = (i + 1 - warmup_steps) / (total_steps - warmup_steps)` clipped to 1 and
-    `f = final_fraction`. `total_steps` is a variable (`set_total_steps`), kept at least
-    `warmup_steps + 1`.
+    After the warm-up, `rate = peak * (f + (1 - f) * (1 + cos(pi * p)) / 2)`, `f` being
+    `final_fraction` and `p` the fraction of the decay done. `total_steps` is a variable.
 
     Args:
         peak_learning_rate: float > 0, the rate at the end of the warm-up.
@@ -90,15 +80,14 @@ class BudgetSchedule(keras.optimizers.schedules.LearningRateSchedule):
         super().__init__()
         self.peak_learning_rate = _check_positive("peak_learning_rate", peak_learning_rate, False)
         self.warmup_steps = _check_positive("warmup_steps", warmup_steps)
-        total_steps = _check_positive("total_steps", total_steps)
+        self._total = keras.Variable(
+            0.0, dtype="float32", trainable=False, name="budget_total_steps"
+        )
+        self.set_total_steps(total_steps)
         bad = isinstance(final_fraction, bool) or not isinstance(final_fraction, numbers.Real)
         if bad or not 0 <= final_fraction < 1:
             raise ValueError(f"final_fraction={final_fraction!r} must be in [0, 1), e.g. 0.0")
         self.final_fraction = float(final_fraction)
-        self._total = keras.Variable(
-            float(max(total_steps, self.warmup_steps + 1)), dtype="float32", trainable=False,
-            name="budget_total_steps",
-        )  # fmt: skip
 
     @property
     def total_steps(self) -> int:
@@ -131,14 +120,12 @@ _CLOCKS = {"wall": time.perf_counter, "process": time.process_time}
 class TimeBudget(keras.callbacks.Callback):
     """Stops `fit` when a time budget is spent and shapes a `BudgetSchedule` to it.
 
-    Past the budget (checked after every batch) `model.stop_training` is set; the epoch's
-    validation still runs. Every `update_every` batches and at each epoch end, the schedule's
-    `total_steps` becomes `steps_done * budget / elapsed` (at least `steps_done + 1`).
+    The budget is checked after every batch (the epoch's validation still runs). Every
+    `update_every` batches and epoch end, `total_steps` becomes `steps_done * budget / elapsed`.
 
     Args:
         budget_seconds: float > 0, or a duration string such as `"10m"`.
-        clock: `"wall"` (time.perf_counter) or `"process"` (CPU time, all threads: fair on
-            a shared machine).
+        clock: `"wall"` (time.perf_counter) or `"process"` (CPU time: fair on a shared machine).
         schedule: an optional `BudgetSchedule` to keep shaped to the budget.
         update_every: batches between two re-estimates of `total_steps`.
 
@@ -168,20 +155,15 @@ class TimeBudget(keras.callbacks.Callback):
         return int(ops.convert_to_numpy(self.model.optimizer.iterations)) - self._first_step
 
     def _reshape(self) -> None:
-        if self.schedule is None or self.elapsed <= 0:
-            return
-        done = self._steps_done()
-        if done <= 0:
-            return
-        fit = int(done * self.budget_seconds / self.elapsed)
-        self.schedule.set_total_steps(self._first_step + max(fit, done + 1))
+        done = 0 if self.schedule is None or self.elapsed <= 0 else self._steps_done()
+        if done > 0:
+            fit = int(done * self.budget_seconds / self.elapsed)
+            self.schedule.set_total_steps(self._first_step + max(fit, done + 1))
 
     def on_train_begin(self, logs=None):
         self._start = self._now()
         self._first_step = int(ops.convert_to_numpy(self.model.optimizer.iterations))
-        self.elapsed = 0.0
-        self.stopped_step = None
-        self._batches = 0
+        self.elapsed, self.stopped_step, self._batches = 0.0, None, 0
 
     def on_train_batch_end(self, batch, logs=None):
         self.elapsed = self._now() - self._start
@@ -207,9 +189,8 @@ class TimeBudget(keras.callbacks.Callback):
 def planned_schedule(config, steps_per_epoch: int, tokens_per_batch: float) -> BudgetSchedule:
     """The `BudgetSchedule` of a run whose `config.planned_schedule` is true.
 
-    Its steps are those the budget buys (`data.sizing.estimate_steps`), else
-    `epochs * steps_per_epoch`; the warm-up, if unset, is 8 % of them (`choose_warmup`),
-    written back to `config.warmup_steps`.
+    Its steps are those the budget buys (`data.sizing.estimate_steps`), else `epochs *
+    steps_per_epoch`; an unset warm-up becomes 8 % of them, written to `config.warmup_steps`.
     """
     from keras_transformer.data import sizing
 

@@ -1,7 +1,5 @@
 """Callbacks that keep a run directory consistent across interruptions."""
 
-from __future__ import annotations
-
 import csv
 import json
 import math
@@ -19,7 +17,6 @@ def kill_point(name: str) -> None:
 
     Points: `mid_epoch:E` (after batch 1 of epoch E), `after_checkpoint:E` (after the best
     checkpoint of epoch E, before its history row), `before_plots` and `before_metrics`.
-    Unset (always, outside the reliability tests) it does nothing.
     """
     if os.environ.get(KILL_AT) == name:
         os.kill(os.getpid(), signal.SIGKILL)
@@ -46,14 +43,12 @@ class ResumableCSVLogger(keras.callbacks.Callback):
     """One CSV row per finished epoch, continuous across interrupted runs.
 
     Unlike `CSVLogger(append=True)`, which logs an epoch twice when a kill falls between its
-    row and its backup, rows from the first epoch run on are dropped before appending; each
-    row is fsynced.
+    row and its backup, rows from the resumed epoch on are dropped first; rows are fsynced.
 
     Args:
         filename: the CSV file (created if missing).
 
     Example:
-
     >>> import os, tempfile, numpy as np
     >>> path = os.path.join(tempfile.mkdtemp(), "history.csv")
     >>> model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
@@ -88,10 +83,7 @@ class ResumableCSVLogger(keras.callbacks.Callback):
         self._fields = fields
 
     def on_epoch_end(self, epoch, logs=None):
-        values = {"epoch": epoch}
-        for key, value in sorted((logs or {}).items()):
-            value = float(value)
-            values[key] = "nan" if math.isnan(value) else repr(value)
+        values = {"epoch": epoch, **{k: repr(float(v)) for k, v in sorted((logs or {}).items())}}
         if self._fields is None:
             self._fields = list(values)
             self._write(self._fields, [], mode="w")
@@ -107,10 +99,8 @@ class ResumableCSVLogger(keras.callbacks.Callback):
 
 
 class BestWeights(keras.callbacks.Callback):
-    """Save the weights whenever `monitor` reaches a new minimum, never after NaN.
-
-    `ModelCheckpoint(save_best_only=True, save_weights_only=True)`, except that an epoch with
-    a non-finite loss or monitored value is never saved, keeping the last good weights.
+    """`ModelCheckpoint(save_best_only=True, save_weights_only=True)` that never saves an epoch
+    with a non-finite loss or `monitor`, keeping the last good weights.
 
     Args:
         filepath: where to write the weights (`*.weights.h5`).
@@ -124,8 +114,7 @@ class BestWeights(keras.callbacks.Callback):
         self.best = math.inf if initial_best is None else float(initial_best)
 
     def on_epoch_end(self, epoch, logs=None):
-        logs = logs or {}
-        values = [logs.get("loss"), logs.get(self.monitor)]
+        values = [(logs or {}).get(key) for key in ("loss", self.monitor)]
         if any(v is None or not math.isfinite(float(v)) for v in values):
             return
         if float(values[1]) < self.best:
@@ -144,9 +133,9 @@ class BestWeights(keras.callbacks.Callback):
 class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
     """`keras.callbacks.BackupAndRestore` whose backup survives a kill at any moment.
 
-    Keras overwrites `latest.weights.h5` in place, so a kill mid-write leaves a truncated file
+    Keras overwrites `latest.weights.h5` in place: a kill mid-write leaves a truncated file
     (`OSError: Unable to synchronously open file` on resume). Here weights, then metadata, are
-    written to temporary files and `os.replace`d; restoring is Keras's own code.
+    written to temporary files and `os.replace`d.
 
     Args:
         backup_dir: the directory holding the backup (deleted after a finished run).

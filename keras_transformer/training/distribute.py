@@ -1,12 +1,9 @@
 """Data-parallel training with `tf.distribute`: `"none"`, `"mirrored"`, `"multiworker"`, `"tpu"`.
 
-Keras splits each global batch (`--batch-size`) across `num_replicas_in_sync` replicas of a
-model built and compiled inside `strategy.scope()`. Under multi-worker training the chief
-writes the run directory and every other worker writes to `<run_dir>/workertemp_<task_id>`
-(`write_dir`), deleted at the end. See docs/scaling.md.
+Keras splits each global batch (`--batch-size`) across the replicas of a model built inside
+`strategy.scope()`. Under multi-worker training only the chief writes the run directory
+(`write_dir`; docs/scaling.md).
 """
-
-from __future__ import annotations
 
 import json
 import logging
@@ -122,21 +119,17 @@ def make_strategy(
         name: `"none"` (one device), `"mirrored"` (local GPUs, or `cpu_devices` logical CPUs),
             `"multiworker"` (`MultiWorkerMirroredStrategy` from `TF_CONFIG`) or `"tpu"`.
         cpu_devices: with `"mirrored"` only: split the CPU into this many logical devices.
-        tpu: with `"tpu"` only: the TPU name or `grpc://` address; defaults to the
-            `TPU_NAME` environment variable, else `"local"` (Cloud TPU VM).
+        tpu: with `"tpu"` only: the TPU name or `grpc://` address (default `$TPU_NAME`, else
+            `"local"`, a Cloud TPU VM).
 
     Returns:
         A `tf.distribute.Strategy` splitting the global batch over `num_replicas_in_sync`.
 
     Raises:
-        ValueError: on an unknown `name`, a bad `cpu_devices`, a missing or malformed
-            `TF_CONFIG` for `"multiworker"`, or no TPU for `"tpu"`.
+        ValueError: on a bad `name` or `cpu_devices`, a bad `TF_CONFIG`, or no TPU found.
 
     Example:
-
-    >>> from keras_transformer.training.distribute import make_strategy
-    >>> strategy = make_strategy("none")
-    >>> strategy.num_replicas_in_sync
+    >>> make_strategy("none").num_replicas_in_sync
     1
     """
     check_strategy_options(name, cpu_devices)
@@ -150,13 +143,8 @@ def make_strategy(
     elif name == "multiworker":
         tf_config = _tf_config()
         strategy = _MultiWorkerMirroredStrategy()
-        task = tf_config["task"]
-        logger.info(
-            "multi-worker: task %s %s of cluster %s",
-            task["type"],
-            task["index"],
-            tf_config["cluster"],
-        )
+        task, cluster = tf_config["task"], tf_config["cluster"]
+        logger.info("multi-worker: task %s %s of cluster %s", task["type"], task["index"], cluster)
     else:
         strategy = _tpu_strategy(tpu)
     replicas = strategy.num_replicas_in_sync
@@ -209,10 +197,9 @@ def check_global_batch(batch_size: int, strategy: tf.distribute.Strategy) -> int
 def prepare_for_strategy(model: keras.Model, element_spec: Any) -> keras.Model:
     """Let `model.fit` / `evaluate` build from `element_spec`, not a reduced distributed batch.
 
-    Keras 3.15 (`Trainer._maybe_symbolic_build`) averages the first distributed batch across
-    replicas just to read its shapes, which fails under `MultiWorkerMirroredStrategy` for a
-    multi-tensor batch (keras-team/keras#20585, #20329) and under `MirroredStrategy` when the
-    batch does not split evenly. Without a strategy (or that hook) nothing changes.
+    Keras 3.15 (`Trainer._maybe_symbolic_build`) averages the first distributed batch to read its
+    shapes, which fails under `MultiWorkerMirroredStrategy` for a multi-tensor batch (keras#20585,
+    #20329) and under `MirroredStrategy` for an uneven split.
 
     Args:
         model: a compiled model built inside `strategy.scope()`.
@@ -221,8 +208,7 @@ def prepare_for_strategy(model: keras.Model, element_spec: Any) -> keras.Model:
     Returns:
         `model`, for chaining.
     """
-    original = getattr(model, "_maybe_symbolic_build", None)
-    if original is None:  # a Keras that builds some other way
+    if (original := getattr(model, "_maybe_symbolic_build", None)) is None:  # another Keras
         return model
 
     def build(iterator: Any = None, data_batch: Any = None) -> Any:

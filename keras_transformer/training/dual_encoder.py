@@ -1,10 +1,8 @@
 """A dual encoder trained with in-batch negatives: sentence vectors for semantic search.
 
-One shared encoder embeds both sides of each pair; the loss is a `B`-way softmax over the
-`B x B` cosine similarities of a batch, whose right answer for row `i` is column `i`.
+One shared encoder embeds both sides of each pair; the loss is a softmax over the `B x B`
+cosine similarities of a batch, whose right answer for row `i` is column `i`.
 """
-
-from __future__ import annotations
 
 from collections.abc import Sequence
 
@@ -30,7 +28,7 @@ def train_dual_encoder(
     """Trains `build_dual_encoder` on pairs and returns a `SentenceEncoder`.
 
     Args:
-        train_pairs: `(left, right)` strings that mean the same (a number in English and German).
+        train_pairs: `(left, right)` strings that mean the same.
         validation_pairs: held-out pairs for the validation loss.
         tokenizer: one joint `WordPieceTokenizer` over both sides.
         epochs, batch_size, learning_rate: of Adam; `batch_size` candidates per pair.
@@ -54,12 +52,6 @@ def train_dual_encoder(
         )  # fmt: skip
 
     validation = dataset(validation_pairs, False) if validation_pairs else None
-    # shuffle=False: the tf.data pipeline shuffles itself
-    history = model.fit(
-        dataset(train_pairs, True),
-        validation_data=validation,
-        epochs=epochs,
-        shuffle=False,
-        verbose=verbose,
-    )
+    fit = {"epochs": epochs, "shuffle": False, "verbose": verbose}  # tf.data shuffles itself
+    history = model.fit(dataset(train_pairs, True), validation_data=validation, **fit)
     return SentenceEncoder(encoder, tokenizer, pooling=pooling, max_length=max_length), history

@@ -1,15 +1,9 @@
 """`fit_run`: the `model.fit` of every `train` and `pretrain` run, with its callbacks.
 
-- **resume**: `AtomicBackupAndRestore` under `<run_dir>/backup` continues from the last epoch;
-- **history**: `history.csv`, one row per epoch, continuous across resumes;
-- **best weights**: `checkpoints/best.weights.h5` at the lowest `val_loss` (never a NaN epoch;
-  after a resume it competes with the best value logged before), loaded at the end;
-- **NaN**: `TerminateOnNaN`; the last good weights are kept, else a `ValueError` says the fix;
-- early stopping on `val_loss` or a converged exact-match rate (`SequencesConverged`);
-  TensorBoard logs under `<run_dir>/logs`.
+They resume from `<run_dir>/backup`, log `history.csv` (continuous across resumes), keep
+`checkpoints/best.weights.h5` at the lowest `val_loss` (never a NaN epoch), stop on NaN, on
+`val_loss` or on a converged exact-match rate, and write TensorBoard logs under `logs/`.
 """
-
-from __future__ import annotations
 
 import dataclasses
 import logging
@@ -21,11 +15,7 @@ import time
 import keras
 
 from keras_transformer.plots import read_history
-from keras_transformer.training.callbacks import (
-    AtomicBackupAndRestore,
-    BestWeights,
-    ResumableCSVLogger,
-)
+from keras_transformer.training import callbacks as run_callbacks
 from keras_transformer.training.losses import MaskedAccuracy, MaskedSequenceAccuracy
 from keras_transformer.training.losses import MaskedSparseCategoricalCrossentropy as MaskedLoss
 from keras_transformer.training.optimizer import make_optimizer, paper_adam
@@ -62,9 +52,8 @@ def compile_model(
 ) -> keras.optimizers.Optimizer:
     """Compiles `model` the way every run does; returns its optimizer.
 
-    Adam with the paper's warm-up schedule, or at a constant rate (`learning_rate`, else
-    `config.learning_rate`); unless given, the masked loss (`config.label_smoothing`), token
-    accuracy and sequence accuracy.
+    Adam on the paper's schedule or at `learning_rate` (else `config.learning_rate`); unless
+    given, the masked loss (`config.label_smoothing`), token and sequence accuracy.
     """
     rate = learning_rate or getattr(config, "learning_rate", None)
     optimizer = paper_adam(rate) if rate else make_optimizer(config.d_model, config.warmup_steps)
@@ -86,13 +75,10 @@ class SequencesConverged(keras.callbacks.Callback):
     """Stops training once `val_sequence_accuracy` has converged.
 
     Converged: at least `ceiling` of the validation sequences are right, or the best rate is
-    at least `floor` and `patience` epochs in a row did not beat it by `min_delta`. Below
-    `floor`, flat epochs are a slow phase or a dip at the learning-rate peak (numbers en->it
-    went 0.948 -> 0.856 and recovered; a floor of 0.9 stopped it at test exact match 0.972).
-    Under a `budget.BudgetSchedule`, a rate above `floor` (below `ceiling`) instead decays
-    the learning rate to zero over one more epoch, then stops: weights taken near the peak
-    rate are noisy (numbers en->ko stopped at test exact match 0.976 without this epoch,
-    0.999 with it).
+    at least `floor` and `patience` epochs in a row did not beat it by `min_delta` (below
+    `floor`, flat epochs may be a dip at the learning-rate peak). Under a `BudgetSchedule`, a
+    rate above `floor` instead decays the learning rate to zero over one more epoch, then
+    stops: weights taken near the peak rate are noisy.
     """
 
     def __init__(
@@ -165,20 +151,18 @@ def fit_run(
     best = os.path.join(run_dir, "checkpoints", "best.weights.h5")
     os.makedirs(os.path.dirname(best), exist_ok=True)
     history_csv = os.path.join(run_dir, "history.csv")
-    extra = list(callbacks or [])
+    logs = os.path.join(run_dir, "logs")
     callbacks = [
         keras.callbacks.TerminateOnNaN(),
         # Resuming keeps the best validation loss so far as the bar to beat.
-        BestWeights(best, "val_loss", best_logged(history_csv, "val_loss")),
-        ResumableCSVLogger(history_csv),
-        AtomicBackupAndRestore(os.path.join(run_dir, "backup")),
+        run_callbacks.BestWeights(best, "val_loss", best_logged(history_csv, "val_loss")),
+        run_callbacks.ResumableCSVLogger(history_csv),
+        run_callbacks.AtomicBackupAndRestore(os.path.join(run_dir, "backup")),
         keras.callbacks.EarlyStopping(monitor="val_loss", patience=early_stopping_patience),
         SequencesConverged(),  # a no-op for models without the sequence accuracy
+        *([keras.callbacks.TensorBoard(logs, write_graph=False)] if tensorboard else []),
+        *(callbacks or []),
     ]
-    if tensorboard:
-        logs = os.path.join(run_dir, "logs")
-        callbacks.append(keras.callbacks.TensorBoard(logs, write_graph=False))
-    callbacks.extend(extra)
     start = time.perf_counter()
     history = model.fit(
         train_ds, validation_data=val_ds, epochs=epochs, callbacks=callbacks,
@@ -187,8 +171,7 @@ def fit_run(
     )  # fmt: skip
     seconds = time.perf_counter() - start
     losses = history.history.get("loss", [])
-    diverged = any(not math.isfinite(v) for v in losses)
-    if diverged:
+    if diverged := any(not math.isfinite(v) for v in losses):
         if not os.path.exists(best):
             raise ValueError(
                 "training diverged (NaN loss) before any checkpoint was saved; lower the "

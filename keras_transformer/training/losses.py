@@ -1,7 +1,5 @@
 """Padding-aware token loss and accuracies: a position counts when its label is not `pad_id`."""
 
-from __future__ import annotations
-
 import numbers
 from typing import Any
 
@@ -52,9 +50,7 @@ def _scale_for_replicas(loss: Any) -> Any:
     if keras.backend.backend() == "tensorflow":
         import tensorflow as tf
 
-        num_replicas = tf.distribute.get_strategy().num_replicas_in_sync
-        if num_replicas > 1:
-            loss = loss * (1.0 / num_replicas)
+        loss = loss * (1.0 / tf.distribute.get_strategy().num_replicas_in_sync)
     return loss
 
 
@@ -62,12 +58,9 @@ def _scale_for_replicas(loss: Any) -> Any:
 class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
     """Token cross-entropy averaged over the non-padding tokens of the batch.
 
-    The training objective of the paper (section 5.4). Without label smoothing it equals
-    `keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=pad_id)`.
-    Label smoothing follows `keras.losses.CategoricalCrossentropy(label_smoothing=eps)`:
-    `eps` is spread over the whole vocabulary, so the loss per token is
-    `(1 - eps) * -log p[label] + eps * mean_v(-log p[v])`. Logits are cast to float32.
-
+    Without label smoothing it is `SparseCategoricalCrossentropy(ignore_class=pad_id)`; with
+    it, as in `CategoricalCrossentropy`, a token costs `(1 - eps) * -log p[label] + eps *
+    mean_v(-log p[v])`. Logits are cast to float32.
     Masking: labels equal to `pad_id` neither contribute nor count (a mask on `y_pred` is
     ignored); a batch with no real token gives 0.
 
@@ -75,9 +68,8 @@ class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
         label_smoothing: float in [0, 1); the paper uses 0.1.
         pad_id: label id that marks padding.
         from_logits: whether `y_pred` are logits (else probabilities).
-        reduction: `"sum_over_batch_size"`/`"mean"` (divide by the non-padding tokens),
-            `"mean_with_sample_weight"` (by their weights), `"sum"`, or `"none"`/`None`
-            (per-token losses, 0 at padding).
+        reduction: `"sum_over_batch_size"`/`"mean"` (per non-padding token),
+            `"mean_with_sample_weight"`, `"sum"`, or `"none"`/`None` (per-token losses).
         name: name of the loss.
 
     Call arguments:
@@ -89,9 +81,7 @@ class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
         Scalar float32 loss (per-token losses `(batch, seq_len)` for `reduction="none"`).
 
     Example:
-
     >>> import numpy as np
-    >>> from keras_transformer.training import MaskedSparseCategoricalCrossentropy
     >>> labels = np.array([[3, 1, 0, 0]])  # two real tokens, two padding
     >>> logits = np.zeros((1, 4, 5), "float32")  # uniform over 5 tokens
     >>> loss = MaskedSparseCategoricalCrossentropy()
@@ -156,9 +146,7 @@ class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
 
     def _token_losses(self, labels: Any, y_pred: Any) -> Any:
         # labels: (batch, seq_len) int32; y_pred: (batch, seq_len, vocab) float32
-        if not self.from_logits:
-            # As keras.losses.SparseCategoricalCrossentropy(from_logits=False): clip the
-            # probabilities, then renormalise them in log space.
+        if not self.from_logits:  # clip, then renormalise in log space, as Keras does
             epsilon = keras.config.epsilon()
             y_pred = ops.log(ops.clip(y_pred, epsilon, 1.0 - epsilon))
         log_probs = ops.log_softmax(y_pred, axis=-1)  # (batch, seq_len, vocab)
@@ -180,8 +168,8 @@ class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
 class MaskedAccuracy(keras.metrics.Metric):
     """Fraction of non-padding tokens whose arg-max prediction is the label.
 
-    Correct and real tokens are summed (float64) since `reset_state()`, so an epoch's value is
-    exact. Masking: labels equal to `pad_id` are not counted (a mask on `y_pred` is ignored).
+    Correct and real tokens are summed (float64), so an epoch's value is exact. Masking: labels
+    equal to `pad_id` are not counted (a mask on `y_pred` is ignored).
 
     Args:
         pad_id: label id that marks padding.
@@ -197,9 +185,7 @@ class MaskedAccuracy(keras.metrics.Metric):
         Scalar, correct non-padding tokens / non-padding tokens.
 
     Example:
-
     >>> import numpy as np
-    >>> from keras_transformer.training import MaskedAccuracy
     >>> metric = MaskedAccuracy()
     >>> logits = np.eye(4, dtype="float32")[None]  # predicts 0, 1, 2, 3
     >>> metric.update_state(np.array([[1, 1, 2, 0]]), logits)  # 2 of 3 real tokens right
@@ -242,7 +228,6 @@ class MaskedSequenceAccuracy(MaskedAccuracy):
     token are not counted; `sample_weight` weighs whole rows `(batch,)`.
 
     Example:
-
     >>> import numpy as np
     >>> metric = MaskedSequenceAccuracy()
     >>> logits = np.eye(4, dtype="float32")[None]  # predicts 0, 1, 2, 3

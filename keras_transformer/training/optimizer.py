@@ -1,7 +1,5 @@
 """The paper's optimizer: Adam on the warm-up schedule (section 5.3)."""
 
-from __future__ import annotations
-
 from typing import Any
 
 import keras
@@ -16,21 +14,16 @@ def make_optimizer(
 ) -> keras.optimizers.Adam:
     """Adam with beta_1=0.9, beta_2=0.98, epsilon=1e-9 on a `TransformerSchedule`.
 
-    The optimizer of the paper (section 5.3).
-
     Args:
         d_model: int > 0, the model width (`TransformerSchedule`).
         warmup_steps: int > 0, warm-up steps (`TransformerSchedule`).
         scale: float > 0, a multiplier on the schedule.
-        **adam_kwargs: other `keras.optimizers.Adam` arguments (e.g. `clipnorm=1.0`),
-            overriding the paper's; not `learning_rate`.
+        **adam_kwargs: other `keras.optimizers.Adam` arguments (not `learning_rate`).
 
     Returns:
         A `keras.optimizers.Adam` whose learning rate is a `TransformerSchedule`.
 
     Example:
-
-    >>> from keras_transformer.training import make_optimizer
     >>> optimizer = make_optimizer(d_model=128, warmup_steps=4000)
     >>> optimizer.beta_2, optimizer.epsilon
     (0.98, 1e-09)
@@ -47,8 +40,7 @@ def make_optimizer(
             "warmup_steps, scale). Change d_model, warmup_steps or scale instead, or "
             "build keras.optimizers.Adam(learning_rate=...) yourself."
         )
-    schedule = TransformerSchedule(d_model, warmup_steps=warmup_steps, scale=scale)
-    return paper_adam(schedule, **adam_kwargs)
+    return paper_adam(TransformerSchedule(d_model, warmup_steps, scale), **adam_kwargs)
 
 
 def paper_adam(learning_rate: Any, **adam_kwargs: Any) -> keras.optimizers.Adam:
@@ -56,10 +48,9 @@ def paper_adam(learning_rate: Any, **adam_kwargs: Any) -> keras.optimizers.Adam:
 
     Args:
         learning_rate: a float > 0 or a `keras.optimizers.schedules.LearningRateSchedule`.
-        **adam_kwargs: other arguments of `keras.optimizers.Adam`; they override the paper's.
+        **adam_kwargs: other arguments of `keras.optimizers.Adam`.
 
     Example:
-
     >>> optimizer = paper_adam(3e-4)
     >>> round(float(optimizer.learning_rate), 6), optimizer.beta_2
     (0.0003, 0.98)

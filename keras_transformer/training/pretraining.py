@@ -1,14 +1,9 @@
 """Masked-language-model pre-training of the encoder, and the fine-tuning it pays for.
 
-`pretrain(PretrainConfig(...))` (`keras-transformer pretrain`) splits the corpus, learns a
-WordPiece vocabulary and fits `build_masked_language_model` on BERT's corruption
-(`mask_tokens`, new masks every epoch); its run directory's `config.json` has
-`"objective": "masked-lm"`. With `finetune_task`, `compare_fine_tuning` trains the same
-classifier from the pre-trained encoder and from scratch (`metrics.json["fine_tuning"]`).
-The run directory also initialises `train --architecture encoder --init-from RUN_DIR`.
+`pretrain(PretrainConfig(...))` (`keras-transformer pretrain`) fits `build_masked_language_model`
+on BERT's corruption (new masks every epoch); with `finetune_task`, `compare_fine_tuning` trains a
+classifier from the pre-trained encoder and from scratch. Its run directory feeds `--init-from`.
 """
-
-from __future__ import annotations
 
 import json
 import logging
@@ -34,7 +29,6 @@ def split_corpus(texts: list[str], validation_fraction: float, seed: int) -> tup
     """Shuffled `(train, validation)` texts; validation gets at least one text.
 
     Example:
-
     >>> train, validation = split_corpus([f"text {i}" for i in range(10)], 0.2, seed=0)
     >>> len(train), len(validation), sorted(train + validation) == sorted(f"text {i}" for i in range(10))
     (8, 2, True)
@@ -56,17 +50,15 @@ def fine_tune(
 ) -> dict:  # fmt: skip
     """Trains a `build_classifier` on `task` and returns its accuracies.
 
-    Adam (beta_2 0.98) at a constant `learning_rate` for a fixed number of epochs: the same
-    recipe for every start, so calls differing only in `pretrained` measure pre-training.
-    Frozen embeddings keep words seen only in pre-training near the seen words they resemble
-    (on `reviews`: test accuracy 0.94 / 0.78 / 0.82 frozen, 0.91 / 0.54 / 0.77 trained, 1e-3).
+    The same fixed recipe for every start, so calls differing only in `pretrained` measure
+    pre-training. Frozen embeddings keep words seen only in pre-training near the seen words
+    they resemble (on `reviews`: test accuracy 0.94 / 0.78 / 0.82 frozen, 0.91 / 0.54 / 0.77).
 
     Args:
         task: a sequence-classification `Task` (`(text, label)` pairs).
         tokenizer: the tokenizer of the pre-training run.
         sizes: the encoder's `TransformerConfig` (or a dict of its fields).
-        pretrained: a masked language model whose encoder initialises the
-            classifier (`transfer_weights`), or None to start from scratch.
+        pretrained: a masked language model whose encoder initialises the classifier, or None.
         epochs, batch_size, learning_rate, seed: the training recipe.
         pooling: `"cls"` or `"mean"`.
         freeze_embeddings: keep the token embeddings fixed (both starts alike).
@@ -107,8 +99,7 @@ def compare_fine_tuning(
     """`fine_tune` from the pre-trained encoder and from scratch, same recipe.
 
     Returns:
-        `{"task", "num_train", "num_test", "pretrained_test_accuracy",
-        "scratch_test_accuracy", "chance_accuracy", "pretrained": {...}, "scratch": {...}}`.
+        `{"task", "num_train", "num_test", "<start>_test_accuracy", "chance_accuracy", <start>}`.
     """
     runs = {
         start: fine_tune(task, tokenizer, sizes, pretrained=model, **recipe)
@@ -157,10 +148,9 @@ def pretrain(config: PretrainConfig) -> dict:
     )  # fmt: skip
     model.save(os.path.join(run_dir, "model.keras"))
     scores = model.evaluate(dataset(validation_texts, False), verbose=0, return_dict=True)
-    loss, accuracy = scores["loss"], scores["masked_accuracy"]
     metrics = {
-        "objective": OBJECTIVE, "validation_masked_loss": float(loss),
-        "validation_masked_accuracy": float(accuracy), **fit.metrics(model),
+        "objective": OBJECTIVE, "validation_masked_loss": float(scores["loss"]),
+        "validation_masked_accuracy": float(scores["masked_accuracy"]), **fit.metrics(model),
         "num_train_texts": len(train_texts),
     }  # fmt: skip
     rundir.plot_run_curves(run_dir, config, int(optimizer.iterations.numpy()))
@@ -186,10 +176,8 @@ def load_pretrained(run_dir: str) -> tuple[keras.Model, data.WordPieceTokenizer,
         FileNotFoundError: if `run_dir` is not a finished pre-training run.
         ValueError: if its `config.json` is unreadable or not a pre-training config.
     """
-    config_path = os.path.join(run_dir, "config.json")
-    model_path = os.path.join(run_dir, "model.keras")
-    missing = [p for p in (config_path, model_path) if not os.path.isfile(p)]
-    if missing:
+    config_path, model_path = (os.path.join(run_dir, n) for n in ("config.json", "model.keras"))
+    if missing := [p for p in (config_path, model_path) if not os.path.isfile(p)]:
         raise FileNotFoundError(
             f"{run_dir} is not a finished pre-training run directory (missing "
             f"{', '.join(os.path.basename(p) for p in missing)}); run keras-transformer "

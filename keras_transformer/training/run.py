@@ -1,11 +1,7 @@
 """One training run, end to end: `train` runs the shared steps around an architecture's recipe.
 
-It writes the run directory described in docs/cli.md (`model.keras`, `tokenizers/`,
-`config.json`, `history.csv`, `metrics.json`, `plots/`, `checkpoints/`, `backup/`, `logs/`);
-with a `tf.distribute` strategy only the chief writes it (docs/scaling.md).
+It writes the run directory described in docs/cli.md; under `tf.distribute` only the chief.
 """
-
-from __future__ import annotations
 
 import logging
 import os
@@ -51,7 +47,6 @@ def train(config: TrainConfig) -> dict:
         "task %s: %d train, %d validation, %d test examples",
         task.name, len(task.train), len(task.validation), len(task.test),
     )  # fmt: skip
-
     # The recipe learns the vocabularies and batches in memory: bad settings fail before any file.
     recipe = RECIPES[recipe_name(config)](config, task, init)
     rundir.check_not_finished(config.run_dir, config.overwrite)
@@ -117,8 +112,7 @@ def size_from_data(config: TrainConfig, task) -> dict:
 
 
 def _pace_inputs(config: TrainConfig, task, train_ds) -> tuple[int, float]:
-    """Steps per epoch (the batches' count when tf.data knows it) and target tokens
-    per batch (1.5 pieces per word, + [END])."""
+    """Steps per epoch and target tokens per batch (1.5 pieces per word, + [END])."""
     pairs = [pair for pair in task.train if isinstance(pair[1], str)]
     words = sum(len(target.split()) for _, target in pairs) / max(1, len(pairs))
     tokens = config.batch_size * min(config.max_length, 1.5 * words + 1)

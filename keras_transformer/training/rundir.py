@@ -1,7 +1,5 @@
 """The run directory every training command writes: creation, `config.json`, JSON files."""
 
-from __future__ import annotations
-
 import dataclasses
 import json
 import os
@@ -63,13 +61,11 @@ def write_json(path: str, content: dict) -> None:
 
 def write_config(config: Any, run_dir: str, **extra: Any) -> None:
     """`config.json`: the fields of the dataclass `config`, its `run_dir`, `extra`, versions."""
-    write_json(
-        os.path.join(run_dir, "config.json"),
-        {
-            **dataclasses.asdict(config), "run_dir": config.run_dir, **extra,
-            "keras_version": keras.__version__, "tensorflow_version": tf.__version__,
-        },
-    )  # fmt: skip
+    content = {
+        **dataclasses.asdict(config), "run_dir": config.run_dir, **extra,
+        "keras_version": keras.__version__, "tensorflow_version": tf.__version__,
+    }  # fmt: skip
+    write_json(os.path.join(run_dir, "config.json"), content)
 
 
 def plot_run_curves(run_dir: str, config: Any, steps: int, schedule: Any = None) -> None:

@@ -1,7 +1,5 @@
 """The learning-rate schedule of "Attention Is All You Need" (section 5.3)."""
 
-from __future__ import annotations
-
 import math
 import numbers
 from typing import Any
@@ -23,15 +21,12 @@ def _check_positive_int(name: str, value: Any) -> int:
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
 class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
-    """Linear warm-up then inverse-square-root decay, as in the paper.
-
-    Section 5.3 of the paper, times a constant `scale`:
+    """Linear warm-up then inverse-square-root decay, times a constant `scale`:
 
         lrate = d_model^-0.5 * min(step^-0.5, step * warmup_steps^-1.5)
 
-    Keras iteration `i` is paper step `i + 1`, so the first update's rate is small but not 0
-    (the TensorFlow tutorial's is exactly 0), and `schedule(warmup_steps - 1)` is the peak.
-    Computed in float32.
+    Keras iteration `i` is paper step `i + 1`, so the first rate is small but not 0 (the
+    TensorFlow tutorial's is 0), and `schedule(warmup_steps - 1)` is the peak.
 
     Args:
         d_model: int > 0, the model width.
@@ -45,9 +40,6 @@ class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
         Scalar float32 tensor, the learning rate for that iteration.
 
     Example:
-
-    >>> import keras
-    >>> from keras_transformer.training import TransformerSchedule
     >>> schedule = TransformerSchedule(d_model=512, warmup_steps=4000)
     >>> float(schedule(3999))  # paper step 4000: the peak, (512 * 4000) ** -0.5
     0.000699
@@ -79,8 +71,7 @@ class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
     def __call__(self, step: Any) -> Any:
         step = ops.cast(step, "float32") + 1.0  # paper step = Keras iteration + 1
         warmup = step * (self.warmup_steps**-1.5)
-        decay = ops.rsqrt(step)
-        return (self.scale * self.d_model**-0.5) * ops.minimum(decay, warmup)
+        return (self.scale * self.d_model**-0.5) * ops.minimum(ops.rsqrt(step), warmup)
 
     def get_config(self) -> dict[str, Any]:
         return {"d_model": self.d_model, "warmup_steps": self.warmup_steps, "scale": self.scale}
