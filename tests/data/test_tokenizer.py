@@ -6,7 +6,12 @@ import tensorflow as tf
 
 from keras_transformer.data.numbers import numbers_task
 from keras_transformer.data.synthetic import recall_task
-from keras_transformer.data.tokenizer import RESERVED_TOKENS, WordPieceTokenizer, count_words
+from keras_transformer.data.tokenizer import (
+    _UNSPACED,
+    RESERVED_TOKENS,
+    WordPieceTokenizer,
+    count_words,
+)
 
 
 def _strings(tensor):
@@ -193,3 +198,22 @@ def test_cjk_ideographs_are_one_piece_each_and_round_trip():
     assert [s.decode() for s in tokenizer.detokenize(ids).numpy()] == samples
     pieces = tokenizer.lookup(tokenizer.tokenize(tf.constant(["八十五万"])))[0].numpy()
     assert [p.decode() for p in pieces] == ["八", "##十", "##五", "##万"]
+
+
+def test_unspaced_thai_gets_pieces_from_merges_and_spaced_words_are_unchanged():
+    """tensorflow-text's learner gave Thai numbers no word-start piece: 12 pieces each."""
+    task = numbers_task(source_lang="en", target_lang="th", num_train=4000, num_validation=200,
+                        num_test=10, seed=0)  # fmt: skip
+    english = [source for source, _ in task.train]
+    thai = [target for _, target in task.train]
+    mixed = WordPieceTokenizer.learn(english + thai, vocab_size=2000)
+    validation = [target for _, target in task.validation]
+    ids = mixed.tokenize(tf.constant(validation))
+    assert ids.row_lengths().numpy().mean() < 6  # the old learner: ~12
+    assert [s.decode() for s in mixed.detokenize(ids).numpy()] == validation
+    three = [p.decode() for p in mixed.lookup(mixed.tokenize(tf.constant(["สาม"])))[0].numpy()]
+    assert three == ["สาม"]  # a word-start piece, not ส ##า ##ม
+    # words without those scripts keep the pieces tensorflow-text's learner gives them
+    alone = WordPieceTokenizer.learn(english, vocab_size=2000).vocabulary
+    assert set(alone) <= set(mixed.vocabulary)
+    assert all(_UNSPACED.search(t) for t in set(mixed.vocabulary) - set(alone))
