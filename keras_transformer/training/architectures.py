@@ -1,12 +1,8 @@
 """One recipe per architecture (data, model, loss, evaluation, plots) that `train` runs.
 
-| recipe         | `--architecture` / task                 | model                         |
-|----------------|-----------------------------------------|-------------------------------|
-| `translation`  | encoder-decoder, pair tasks             | `build_transformer`           |
-| `prefix`       | decoder-only, pair tasks                | `build_language_model` on "source [SEP] target" |
-| `it_referent`  | encoder or decoder-only, `it-referent`  | `build_token_classifier`      |
-| `sequence`     | encoder, `reviews` / `imdb`             | `build_classifier`            |
-| `dual_encoder` | dual-encoder, pair tasks                | `build_dual_encoder`          |
+`recipe_name(config)` picks one: `translation` (encoder-decoder), `prefix` (decoder-only on
+"source [SEP] target"), `it_referent` (`it-referent`, encoder or decoder-only), `sequence`
+(encoder classifier on `reviews` / `imdb`) or `dual_encoder`.
 """
 
 import dataclasses
@@ -51,13 +47,13 @@ class Recipe:
     """What one architecture adds to the shared steps of `train`.
 
     Args:
-        build: makes the model (called inside the strategy's scope).
+        build: makes the model (inside the strategy's scope).
         train_ds, val_ds: `(inputs, labels)` batches.
         tokenizers: saved under `tokenizers/<name>/`.
-        evaluate: `(model, fit) -> dict`, the architecture's figures of `metrics.json`.
+        evaluate: `(model, fit) -> dict`, the figures of `metrics.json`.
         config_extra: more entries of `config.json`.
-        loss, metrics: of `compile` (None: the masked loss and accuracy of the package).
-        learning_rate: a constant rate instead of the config's (None: the config's).
+        loss, metrics: of `compile` (None: the package's masked loss and accuracy).
+        learning_rate: a constant rate (None: the config's).
         plot: `(model, plots_dir) -> None`, figures besides the curves.
     """
 
@@ -86,8 +82,8 @@ def warn_if_truncated(texts: list[str], tokenizer, max_length: int) -> int:
 
 
 def with_known_length(dataset: tf.data.Dataset) -> tuple[tf.data.Dataset, int]:
-    """`dataset` with its batch count declared (bucketing hides it; Keras then warns that the
-    input "ran out of data"), and its non-padding label tokens per epoch, in one pass."""
+    """`dataset` with its batch count declared (else Keras warns it "ran out of data"), and its
+    non-padding label tokens per epoch."""
     batches = tokens = 0
     for _, labels in dataset:
         batches += 1
@@ -107,9 +103,7 @@ def check_full_batch(filled: bool, config, why: str = "") -> None:
 def translation_metrics(model, test_ds, test_pairs, translate, tokens_per_epoch, fit) -> dict:
     """Test scores of a translation run; `translate(sources)` gives the predictions.
 
-    References are normalised as the tokenizer's text (`normalize_text`), so a decomposed one
-    (Kannada, Telugu) matches the word predicted. chrF scores right one-word outputs; BLEU 0.
-    """
+    References are normalised (`normalize_text`) so a decomposed one (Kannada) can match."""
     scores = model.evaluate(test_ds, verbose=0, return_dict=True)
     sources = [s for s, _ in test_pairs]
     references = [normalize_text(t) for _, t in test_pairs]
@@ -286,8 +280,6 @@ def plot_it_attention(
 ) -> str:  # fmt: skip
     """Heat map of every layer's attention *from "it"* (one row per layer, one panel per head).
 
-    A causal model's weights after "it" are zero: it cannot see the word that decides.
-
     Args:
         model: a trained `build_token_classifier` model.
         tokenizer: its tokenizer.
@@ -311,7 +303,7 @@ def plot_it_attention(
     scores = probe(ids, training=False)
     layers = range(config.num_layers)
     names = [f"{prefix_name}_layer_{i}_self_attention" for i in layers]
-    # (num_heads, num_layers, seq_len): the row of "it" in every layer
+    # (num_heads, num_layers, seq_len): the row of "it" in every layer (zero after "it" if causal)
     rows = np.stack([np.asarray(scores[name])[0, :, position] for name in names], axis=1)
     kind = "causal decoder" if causal else "encoder"
     return plots.plot_attention(
@@ -386,8 +378,7 @@ def dual_encoder(config, task: data.Task, init=None) -> Recipe:
         search = SentenceEncoder(encoder, tokenizer, pooling="mean", max_length=config.max_length)
         sources, targets = [s for s, _ in task.test], [t for _, t in task.test]
         nearest = search.similarity(sources, targets).argmax(axis=1)
-        return {
-            # the right translation among all the test translations, and the other way round
+        return {  # the right translation among all the test translations, and the reverse
             "test_retrieval_accuracy_at_1": retrieval_accuracy(search, sources, targets),
             "test_reverse_retrieval_accuracy_at_1": retrieval_accuracy(search, targets, sources),
             "chance_accuracy": 1.0 / len(task.test),

@@ -120,8 +120,8 @@ _CLOCKS = {"wall": time.perf_counter, "process": time.process_time}
 class TimeBudget(keras.callbacks.Callback):
     """Stops `fit` when a time budget is spent and shapes a `BudgetSchedule` to it.
 
-    The budget is checked after every batch (the epoch's validation still runs). Every
-    `update_every` batches and epoch end, `total_steps` becomes `steps_done * budget / elapsed`.
+    Checked after every batch (validation still runs); every `update_every` batches and epoch
+    end, `total_steps` becomes `steps_done * budget / elapsed`.
 
     Args:
         budget_seconds: float > 0, or a duration string such as `"10m"`.
@@ -189,9 +189,8 @@ class TimeBudget(keras.callbacks.Callback):
 def planned_schedule(config, steps_per_epoch: int, tokens_per_batch: float) -> BudgetSchedule:
     """The `BudgetSchedule` of a run whose `config.planned_schedule` is true.
 
-    Its steps are those the budget buys (`data.sizing.estimate_steps`), else `epochs *
-    steps_per_epoch`; an unset warm-up becomes 8 % of them, written to `config.warmup_steps`.
-    """
+    Steps: those the budget buys (`sizing.estimate_steps`), else `epochs * steps_per_epoch`; an
+    unset warm-up becomes 8 % of them, written to `config.warmup_steps`."""
     from keras_transformer.data import sizing
 
     if config.time_budget is not None:

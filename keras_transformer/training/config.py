@@ -23,8 +23,7 @@ STRATEGIES: tuple[str, ...] = ("none", "mirrored", "multiworker", "tpu")
 
 
 def check_strategy_options(name: str, cpu_devices: int | None = None) -> None:
-    """Raise `ValueError` unless `name` is one of `STRATEGIES` and `cpu_devices` is `None` or
-    an int >= 1 with `name="mirrored"`."""
+    """`ValueError` unless `name` is in `STRATEGIES` and `cpu_devices` None or >= 1 (mirrored)."""
     if name not in STRATEGIES:
         raise ValueError(
             f"strategy={name!r} is not supported; use one of {', '.join(STRATEGIES)} "
@@ -63,15 +62,10 @@ TRANSLATION_TASKS: tuple[str, ...] = (*GENERATED_TASKS, "tsv", "ted_hrlr_pt_en")
 DATA_SIZED_TASKS: tuple[str, ...] = ("tsv",)
 """Tasks whose sizes left unset are chosen from the corpus (`data.sizing.plan_training`)."""
 
-_MODEL_SIZES = ("num_layers", "d_model", "num_heads", "dff")
-FIXED_SIZES: dict[str, int] = dict(
-    epochs=12,
-    max_length=48,
-    vocab_size=2000,
-    **{name: getattr(TransformerConfig(), name) for name in _MODEL_SIZES},
-)
-"""The sizes of every other task (the README's numbers job) when their flags are left out:
-the model's are `TransformerConfig`'s defaults, one set for the builders and `train`."""
+FIXED_SIZES: dict[str, int] = dict(epochs=12, max_length=48, vocab_size=2000) | {
+    n: getattr(TransformerConfig(), n) for n in ("num_layers", "d_model", "num_heads", "dff")
+}
+"""Sizes of the other tasks' unset flags; the model's are `TransformerConfig`'s defaults."""
 
 BUDGET_EPOCHS = 1000
 """The epoch cap of a `--time-budget` run: the budget, not the epochs, ends it."""
@@ -81,7 +75,6 @@ def check_architecture(architecture: str, task: str) -> None:
     """Raises `ValueError` unless `architecture` can train on `task`.
 
     Example:
-
     >>> check_architecture("decoder-only", "numbers")
     >>> check_architecture("encoder", "numbers")
     Traceback (most recent call last):
@@ -130,8 +123,7 @@ class TrainConfig:
     num_train: int | None = None
     num_validation: int | None = None
     num_test: int | None = None
-    # None: the task's default (`FIXED_SIZES`), or for --task tsv sized from the data
-    # (`data.sizing.plan_training`, resolved by `train` once the pairs are read).
+    # None: `FIXED_SIZES`, or on --task tsv sized from the data (`data.sizing.plan_training`).
     epochs: int | None = None
     batch_size: int = 64
     max_length: int | None = None
@@ -169,8 +161,7 @@ class TrainConfig:
             if getattr(self, name) is None and self.task not in DATA_SIZED_TASKS:
                 setattr(self, name, value)
         if self.dropout is None:
-            # Fresh examples of a rule: nothing to overfit, so dropout only adds noise
-            # (without it numbers reaches 0.99 exact match in 1-5 epochs: docs/performance.md).
+            # fresh examples of a rule: nothing to overfit (docs/performance.md)
             self.dropout = 0.0 if self.task in GENERATED_TASKS else 0.1
         if self.warmup_steps is None and not self.planned_schedule:
             self.warmup_steps = 1000  # the paper's schedule (--learning-rate given: unused)
@@ -198,7 +189,7 @@ class TrainConfig:
                 f"learning_rate={self.learning_rate!r}."
             )
         if self.init_from is not None and (
-            self.architecture != "encoder" or self.task not in ("reviews", "imdb")
+            self.architecture != "encoder" or self.task not in SEQUENCE_TASKS
         ):
             raise ValueError(
                 "--init-from RUN_DIR fine-tunes a pre-trained encoder on a sequence "
@@ -221,8 +212,7 @@ class TrainConfig:
 
     @property
     def planned_schedule(self) -> bool:
-        """Whether the learning rate is `budget.BudgetSchedule` (else `TransformerSchedule`):
-        on --task tsv, the generated tasks and under --time-budget, unless --learning-rate."""
+        """Whether the rate is a `BudgetSchedule` (tsv, generated tasks, --time-budget)."""
         return self.learning_rate is None and (
             self.task in DATA_SIZED_TASKS + GENERATED_TASKS or self.time_budget is not None
         )
@@ -251,7 +241,7 @@ class TrainConfig:
             return self.out
         name = self.task
         if self.task == "numbers":
-            name = f"{self.task}_{self.source_lang}_{self.target_lang}"
+            name += f"_{self.source_lang}_{self.target_lang}"
         if self.architecture != "encoder-decoder":
             name = f"{name}_{self.architecture}"
         return os.path.join("runs", name)
@@ -261,16 +251,13 @@ class TrainConfig:
         from keras_transformer.data import task_options  # TensorFlow: not needed for --help
 
         accepted = task_options(self.task)
-        options = {}
-        if "seed" in accepted:
-            options["seed"] = self.seed
+        options = {"seed": self.seed} if "seed" in accepted else {}
         if self.task == "numbers":
             options.update(source_lang=self.source_lang, target_lang=self.target_lang)
         if self.task == "tsv":
             if not self.data:
                 raise ValueError("task 'tsv' needs --data PATH to a tab-separated file.")
-            options["path"] = self.data
-            options["on_error"] = "skip" if self.skip_malformed else "raise"
+            options.update(path=self.data, on_error="skip" if self.skip_malformed else "raise")
         elif self.data:
             raise ValueError(f"--data is only read by --task tsv; task {self.task!r} ignores it.")
         for name in ("num_train", "num_validation", "num_test"):
@@ -284,11 +271,9 @@ class TrainConfig:
 
 
 def resolve_precision(setting: str | None) -> str | None:
-    """`"auto"` -> `"bf16"` on GPUs of compute capability >= 8.0, `"fp16"` >= 7.0, else None
-    (float32); other values pass through.
+    """`"auto"` -> `"bf16"` on GPUs of compute capability >= 8.0, `"fp16"` >= 7.0, else None.
 
     Example:
-
     >>> resolve_precision("fp16"), resolve_precision("none")
     ('fp16', None)
     """

@@ -1,8 +1,7 @@
 """Data-parallel training with `tf.distribute`: `"none"`, `"mirrored"`, `"multiworker"`, `"tpu"`.
 
-Keras splits each global batch (`--batch-size`) across the replicas of a model built inside
-`strategy.scope()`. Under multi-worker training only the chief writes the run directory
-(`write_dir`; docs/scaling.md).
+Keras splits each global batch (`--batch-size`) across the replicas; only the chief writes the
+run directory (`write_dir`; docs/scaling.md).
 """
 
 import json
@@ -35,8 +34,7 @@ def configure_cpu_devices(count: int) -> list[str]:
     """
     check_strategy_options("mirrored", count)
     cpu = tf.config.list_physical_devices("CPU")[0]
-    current = tf.config.get_logical_device_configuration(cpu)
-    if current is None or len(current) != count:
+    if len(tf.config.get_logical_device_configuration(cpu) or ()) != count:
         try:
             tf.config.set_logical_device_configuration(
                 cpu, [tf.config.LogicalDeviceConfiguration() for _ in range(count)]
@@ -81,11 +79,8 @@ def _tf_config() -> dict[str, Any]:
 
 
 class _MultiWorkerMirroredStrategy(tf.distribute.MultiWorkerMirroredStrategy):
-    """`MultiWorkerMirroredStrategy` whose `reduce` drops the `axis` of scalars.
-
-    Keras 3.15's multi-worker `fit` reduces each logged metric with `axis=0`, which TensorFlow
-    rejects for scalars ("Invalid reduction dimension 0 for input with 0 dimensions").
-    """
+    """`MultiWorkerMirroredStrategy` whose `reduce` drops the `axis` of scalars: Keras 3.15's
+    multi-worker `fit` reduces each logged metric with `axis=0`, which TensorFlow rejects."""
 
     def reduce(self, reduce_op: Any, value: Any, axis: int | None = None) -> Any:
         local = self.experimental_local_results(value)
@@ -119,8 +114,7 @@ def make_strategy(
         name: `"none"` (one device), `"mirrored"` (local GPUs, or `cpu_devices` logical CPUs),
             `"multiworker"` (`MultiWorkerMirroredStrategy` from `TF_CONFIG`) or `"tpu"`.
         cpu_devices: with `"mirrored"` only: split the CPU into this many logical devices.
-        tpu: with `"tpu"` only: the TPU name or `grpc://` address (default `$TPU_NAME`, else
-            `"local"`, a Cloud TPU VM).
+        tpu: with `"tpu"` only: TPU name or `grpc://` address (default `$TPU_NAME`, else "local").
 
     Returns:
         A `tf.distribute.Strategy` splitting the global batch over `num_replicas_in_sync`.
@@ -160,8 +154,7 @@ def _task(strategy: tf.distribute.Strategy) -> tuple[str | None, int | None, dic
 
 
 def is_chief(strategy: tf.distribute.Strategy) -> bool:
-    """Whether this process writes the run directory: a single process, the `"chief"` task,
-    or worker 0 of a cluster without one."""
+    """Whether this process writes the run directory (single process, chief, or worker 0)."""
     task_type, task_id, cluster = _task(strategy)
     if task_type is None or not cluster or task_type == "chief":
         return True
@@ -169,8 +162,7 @@ def is_chief(strategy: tf.distribute.Strategy) -> bool:
 
 
 def write_dir(run_dir: str, strategy: tf.distribute.Strategy) -> str:
-    """`run_dir` on the chief, else `<run_dir>/workertemp_<task_id>`, stable across restarts
-    (every worker saves too: saving can involve collective ops)."""
+    """`run_dir` on the chief, else `<run_dir>/workertemp_<task_id>` (every worker must save)."""
     if is_chief(strategy):
         return run_dir
     _, task_id, _ = _task(strategy)
@@ -197,9 +189,8 @@ def check_global_batch(batch_size: int, strategy: tf.distribute.Strategy) -> int
 def prepare_for_strategy(model: keras.Model, element_spec: Any) -> keras.Model:
     """Let `model.fit` / `evaluate` build from `element_spec`, not a reduced distributed batch.
 
-    Keras 3.15 (`Trainer._maybe_symbolic_build`) averages the first distributed batch to read its
-    shapes, which fails under `MultiWorkerMirroredStrategy` for a multi-tensor batch (keras#20585,
-    #20329) and under `MirroredStrategy` for an uneven split.
+    Keras 3.15 averages the first distributed batch to read its shapes, which fails for a
+    multi-tensor batch under multi-worker (keras#20585, #20329) or an uneven mirrored split.
 
     Args:
         model: a compiled model built inside `strategy.scope()`.

@@ -56,20 +56,18 @@ def _scale_for_replicas(loss: Any) -> Any:
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
 class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
-    """Token cross-entropy averaged over the non-padding tokens of the batch.
+    """Token cross-entropy averaged over the non-padding tokens of the batch (float32 logits).
 
-    Without label smoothing it is `SparseCategoricalCrossentropy(ignore_class=pad_id)`; with
-    it, as in `CategoricalCrossentropy`, a token costs `(1 - eps) * -log p[label] + eps *
-    mean_v(-log p[v])`. Logits are cast to float32.
-    Masking: labels equal to `pad_id` neither contribute nor count (a mask on `y_pred` is
-    ignored); a batch with no real token gives 0.
+    Unsmoothed, `SparseCategoricalCrossentropy(ignore_class=pad_id)`; smoothed, a token costs
+    `(1 - eps) * -log p[label] + eps * mean_v(-log p[v])`. Masking: labels equal to `pad_id`
+    neither contribute nor count (a `y_pred` mask is ignored); no real token gives 0.
 
     Args:
         label_smoothing: float in [0, 1); the paper uses 0.1.
         pad_id: label id that marks padding.
         from_logits: whether `y_pred` are logits (else probabilities).
-        reduction: `"sum_over_batch_size"`/`"mean"` (per non-padding token),
-            `"mean_with_sample_weight"`, `"sum"`, or `"none"`/`None` (per-token losses).
+        reduction: `"sum_over_batch_size"`/`"mean"` (per real token), `"mean_with_sample_weight"`,
+            `"sum"`, or `"none"`/`None` (per-token losses).
         name: name of the loss.
 
     Call arguments:
@@ -168,8 +166,8 @@ class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
 class MaskedAccuracy(keras.metrics.Metric):
     """Fraction of non-padding tokens whose arg-max prediction is the label.
 
-    Correct and real tokens are summed (float64), so an epoch's value is exact. Masking: labels
-    equal to `pad_id` are not counted (a mask on `y_pred` is ignored).
+    Sums are float64, so an epoch's value is exact. Masking: labels equal to `pad_id` are not
+    counted (a mask on `y_pred` is ignored).
 
     Args:
         pad_id: label id that marks padding.
@@ -222,10 +220,9 @@ class MaskedAccuracy(keras.metrics.Metric):
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
 class MaskedSequenceAccuracy(MaskedAccuracy):
-    """Fraction of sequences whose every non-padding token is predicted right.
+    """Fraction of sequences whose every non-padding token is predicted right (teacher forced).
 
-    Under teacher forcing this is the exact-match rate of greedy decoding. Rows with no real
-    token are not counted; `sample_weight` weighs whole rows `(batch,)`.
+    Rows with no real token are not counted; `sample_weight` weighs whole rows `(batch,)`.
 
     Example:
     >>> import numpy as np

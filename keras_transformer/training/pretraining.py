@@ -1,8 +1,7 @@
 """Masked-language-model pre-training of the encoder, and the fine-tuning it pays for.
 
-`pretrain(PretrainConfig(...))` (`keras-transformer pretrain`) fits `build_masked_language_model`
-on BERT's corruption (new masks every epoch); with `finetune_task`, `compare_fine_tuning` trains a
-classifier from the pre-trained encoder and from scratch. Its run directory feeds `--init-from`.
+`pretrain` (`keras-transformer pretrain`) fits `build_masked_language_model` on BERT's corruption
+(new masks every epoch), then `compare_fine_tuning`; its run directory feeds `--init-from`.
 """
 
 import json
@@ -50,9 +49,8 @@ def fine_tune(
 ) -> dict:  # fmt: skip
     """Trains a `build_classifier` on `task` and returns its accuracies.
 
-    The same fixed recipe for every start, so calls differing only in `pretrained` measure
-    pre-training. Frozen embeddings keep words seen only in pre-training near the seen words
-    they resemble (on `reviews`: test accuracy 0.94 / 0.78 / 0.82 frozen, 0.91 / 0.54 / 0.77).
+    Calls differing only in `pretrained` measure pre-training; frozen embeddings keep words seen
+    only in pre-training near similar ones (`reviews`: frozen 0.94/0.78/0.82 vs 0.91/0.54/0.77).
 
     Args:
         task: a sequence-classification `Task` (`(text, label)` pairs).
@@ -133,8 +131,7 @@ def pretrain(config: PretrainConfig) -> dict:
             seed=config.seed, shuffle=training, rate=config.mask_rate,
         )  # fmt: skip
 
-    sizes = config.model
-    model = models.build_masked_language_model(tokenizer.vocab_size, config=sizes)
+    model = models.build_masked_language_model(tokenizer.vocab_size, config=config.model)
     xla = use_xla("auto")
     optimizer = compile_model(model, config, xla)
     rundir.write_config(
@@ -161,7 +158,7 @@ def pretrain(config: PretrainConfig) -> dict:
             "and from scratch", task.name, len(task.train),
         )  # fmt: skip
         metrics["fine_tuning"] = compare_fine_tuning(
-            model, tokenizer, task, sizes, epochs=config.finetune_epochs,
+            model, tokenizer, task, config.model, epochs=config.finetune_epochs,
             batch_size=config.finetune_batch_size, learning_rate=config.finetune_learning_rate,
             seed=config.seed,
         )  # fmt: skip
