@@ -1,7 +1,7 @@
 """A real-world-shaped UTF-8 corpus trains, translates from stdin line for line and serves.
 
 The TSV has a byte-order mark, CRLF line ends, U+00A0 / U+202F / U+2009 / U+3000
-spaces, combining accents, emoji with zero-width joiners, Arabic, Hebrew and CJK.
+spaces, combining accents, emoji with zero-width joiners, Arabic, Hebrew, CJK and Thai.
 Everything runs through the console script in subprocesses, as a user runs it, and
 the SavedModel is served by a process that never imports keras_transformer.
 """
@@ -26,6 +26,7 @@ SOURCE_WORDS = [
     "c\u3000d",
     "\U0001f44d\U0001f3fd",
     "na\u00efve",
+    "\u0e2a\u0e27\u0e31\u0e2a\u0e14\u0e35",  # Thai (unspaced: pieces from merges)
 ]
 TARGET_WORDS = [
     "\u0645\u0631\u062d\u0628\u0627",
@@ -38,6 +39,7 @@ TARGET_WORDS = [
     "z\u3000w",
     "\U0001f44d",
     "gr\u00fc\u00dfe",
+    "\u0e02\u0e2d\u0e1a\u0e04\u0e38\u0e13",
 ]
 CONSOLE = str(Path(sys.executable).with_name("keras-transformer"))
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": ""}
