@@ -8,7 +8,6 @@ class AddNorm(keras.layers.Layer):
     r"""$\mathrm{LayerNorm}(x + \mathrm{Sublayer}(x))$, or the pre-LN $x + \mathrm{Sublayer}(\mathrm{LayerNorm}(x))$.
 
     Section 3.1. Usage: `out = add_norm(x, sublayer(add_norm.normalize_input(x)))`.
-
     Masking: element-wise, so the mask of `inputs` passes through unchanged.
 
     Args:

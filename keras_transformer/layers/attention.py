@@ -36,7 +36,6 @@ def scaled_dot_product_attention(query, key, value, mask=None):
     r"""Scaled dot-product attention, $\mathrm{softmax}(QK^\top/\sqrt{d_k})\,V$, from scratch.
 
     Section 3.2.1; the softmax runs in float32 even under mixed precision.
-
     Masking: bool `mask`, `True` = may attend; masked keys (and fully masked rows) get 0.
 
     Args:
@@ -69,12 +68,11 @@ class MultiHeadAttention(keras.layers.Layer):
     r"""Multi-head attention (section 3.2.2), from scratch, Keras-compatible.
 
     $\mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\,W^O$,
-    $\mathrm{head}_i = \mathrm{Attention}(QW_i^Q, KW_i^K, VW_i^V)$.
-    Weights (`query`, `key`, `value`, `attention_output`) and call match
-    `keras.layers.MultiHeadAttention`, so copied weights give the same outputs and scores.
-
-    Masking: propagated masks of `query`, `value`, `key` are ANDed with `attention_mask`
-    (preferred) and the causal mask. The output carries the query's mask.
+    $\mathrm{head}_i = \mathrm{Attention}(QW_i^Q, KW_i^K, VW_i^V)$. Weights (`query`, `key`,
+    `value`, `attention_output`) and call match `keras.layers.MultiHeadAttention`, so copied
+    weights give the same outputs and scores.
+    Masking: propagated `query`/`value`/`key` masks are ANDed with `attention_mask` (preferred)
+    and the causal mask; the output carries the query's mask.
 
     Args:
         num_heads, key_dim: number of heads, and their query/key size.
@@ -89,13 +87,12 @@ class MultiHeadAttention(keras.layers.Layer):
         attention_mask: bool `(batch, q_len, kv_len)`, `True` = may attend.
         return_attention_scores: also return `(batch, num_heads, q_len, kv_len)`.
         training, use_causal_mask: whether dropout is active; forbid attending to later positions.
-        cache, cache_update_index: keys and values `(batch, 2, max_len, num_heads, key_dim)`;
-            index `i` writes the new ones at `i, i+1, ...` (causal mask counts from `i`),
-            `None` only reads (cross-attention).
+        cache, cache_update_index: keys and values `(batch, 2, max_len, num_heads, key_dim)`
+            (propagated `value`/`key` masks are then ignored); index `i` writes the new ones at
+            `i, i+1, ...` (causal mask counts from `i`), `None` only reads (cross-attention).
 
     Returns:
-        `(batch, q_len, output_dim)`, plus the scores and/or the cache (propagated
-        `value`/`key` masks are then ignored).
+        `(batch, q_len, output_dim)`, plus the scores and/or the cache.
 
     Example:
     >>> import numpy as np
@@ -122,22 +119,19 @@ class MultiHeadAttention(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
+        if isinstance(output_shape, (tuple, list)) and len(output_shape) == 1:
+            output_shape = output_shape[0]
         check_positive_int("num_heads", num_heads)
         check_positive_int("key_dim", key_dim)
-        if value_dim is not None:
-            check_positive_int("value_dim", value_dim)
-        if output_shape is not None:
-            if isinstance(output_shape, (tuple, list)) and len(output_shape) == 1:
-                output_shape = output_shape[0]
-            check_positive_int("output_shape", output_shape)
+        for name, size in (("value_dim", value_dim), ("output_shape", output_shape)):
+            if size is not None:
+                check_positive_int(name, size)
         check_rate("dropout", dropout)
         self.num_heads, self.key_dim, self.dropout = num_heads, key_dim, dropout
-        self.use_bias = use_bias
+        self.use_bias, self.output_shape_, self.seed = use_bias, output_shape, seed
         self.value_dim = value_dim if value_dim is not None else key_dim
-        self.output_shape_ = output_shape
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.bias_initializer = keras.initializers.get(bias_initializer)
-        self.seed = seed
         self.supports_masking = True
 
     def _projection(self, name, equation, output_shape, bias_axes, input_shape):

@@ -47,9 +47,8 @@ class _AttentionBlock(keras.layers.Layer):
     def _attend(self, inputs, value, padding_mask, training, causal, scores, cache, index=None):
         """Attention over `value` (None: self) wrapped in Add & Norm; extra outputs follow."""
         h = self.add_norm.normalize_input(inputs)
-        mask = None
-        if padding_mask is not None:
-            mask = ops.expand_dims(ops.cast(padding_mask, "bool"), 1)  # (batch, 1, kv_len)
+        # (batch, 1, kv_len)
+        mask = None if padding_mask is None else ops.expand_dims(ops.cast(padding_mask, "bool"), 1)
         results = self.attention(
             h,
             h if value is None else value,  # unused when a cache is given
@@ -74,7 +73,6 @@ class SelfAttention(_AttentionBlock):
     """Self-attention sub-layer: every position attends to the sequence itself.
 
     Global (encoder) or `causal` (decoder: position `t` sees only `<= t`; 3.2.3).
-
     Masking: `padding_mask` gives padded keys weight 0; their outputs are meaningless.
 
     Args:
@@ -131,7 +129,6 @@ class CrossAttention(_AttentionBlock):
     """Cross-attention sub-layer: decoder positions attend to the encoder output.
 
     Section 3.2.3: queries from the decoder, keys and values from `context`.
-
     Masking: `context_padding_mask` (`True` on real tokens) gives padded sources weight 0.
 
     Args:

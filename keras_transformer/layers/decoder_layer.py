@@ -12,7 +12,6 @@ class DecoderLayer(EncoderLayer):
 
     Section 3.1: target position `t` sees targets `<= t` and the whole source.
     `cross_attention=False` gives the block of a decoder-only model.
-
     Masking: `padding_mask` hides padded target keys, `context_padding_mask` padded sources.
 
     Args:
@@ -75,9 +74,8 @@ class DecoderLayer(EncoderLayer):
             cache=self_attention_cache,
             cache_update_index=cache_update_index,
         )
-        results = results if isinstance(results, tuple) else (results,)
-        x = results[0]
-        scores = {"self_attention": results[1]} if return_attention_scores else {}
+        x, *extra = results if isinstance(results, tuple) else (results,)
+        scores = {"self_attention": extra[0]} if return_attention_scores else {}
         if self.cross_attention:
             if context is None and cross_attention_cache is None:
                 raise ValueError(
@@ -97,7 +95,7 @@ class DecoderLayer(EncoderLayer):
                 x, scores["cross_attention"] = x
         outputs = (self.feed_forward(x, training=training),)
         outputs += (scores,) if return_attention_scores else ()
-        outputs += () if self_attention_cache is None else (results[-1],)
+        outputs += () if self_attention_cache is None else (extra[-1],)
         return outputs[0] if len(outputs) == 1 else outputs
 
     def get_config(self):

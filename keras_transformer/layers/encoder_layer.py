@@ -12,7 +12,6 @@ class EncoderLayer(keras.layers.Layer):
     """Global self-attention followed by a feed-forward network.
 
     Section 3.1: every position attends to every real position, before and after it.
-
     Masking: padded positions (`padding_mask` False) are never attended to.
 
     Args:
@@ -58,17 +57,13 @@ class EncoderLayer(keras.layers.Layer):
         self.norm_first = norm_first
         self.supports_masking = True
 
-    def _sublayer_kwargs(self):
-        return {"dropout": self.dropout, "norm_first": self.norm_first, "dtype": self.dtype_policy}
-
     def _attention_kwargs(self):
-        names = ("num_heads", "key_dim", "attention_dropout")
-        return {**{n: getattr(self, n) for n in names}, **self._sublayer_kwargs()}
+        names = ("num_heads", "key_dim", "attention_dropout", "dropout", "norm_first")
+        return {**{n: getattr(self, n) for n in names}, "dtype": self.dtype_policy}
 
     def _build_feed_forward(self, input_shape):
-        self.feed_forward = FeedForward(
-            self.dff, activation=self.activation, **self._sublayer_kwargs(), name="feed_forward"
-        )
+        kwargs = {n: getattr(self, n) for n in ("dff", "dropout", "activation", "norm_first")}
+        self.feed_forward = FeedForward(**kwargs, dtype=self.dtype_policy, name="feed_forward")
         self.feed_forward.build(input_shape)
 
     def build(self, input_shape):

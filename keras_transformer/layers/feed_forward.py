@@ -11,7 +11,6 @@ class FeedForward(keras.layers.Layer):
     r"""$\mathrm{FFN}(x) = \max(0,\, xW_1 + b_1)\,W_2 + b_2$, with dropout and Add & Norm.
 
     Section 3.3: `d_model` -> `dff` -> `d_model` at every position separately.
-
     Masking: position-wise, so the input mask passes through unchanged.
 
     Args:

@@ -31,9 +31,8 @@ class InBatchSimilarity(keras.layers.Layer):
         self.temperature = temperature
 
     def call(self, inputs):
-        left, right = (ops.cast(x, "float32") for x in inputs)
-        left = left / ops.maximum(ops.norm(left, axis=-1, keepdims=True), 1e-12)
-        right = right / ops.maximum(ops.norm(right, axis=-1, keepdims=True), 1e-12)
+        unit = (ops.cast(x, "float32") for x in inputs)
+        left, right = (x / ops.maximum(ops.norm(x, axis=-1, keepdims=True), 1e-12) for x in unit)
         return ops.matmul(left, ops.transpose(right)) / self.temperature  # (batch, batch)
 
     def get_config(self):

@@ -13,8 +13,7 @@ def positional_encoding(length: int, depth: int) -> np.ndarray:
     r"""The paper's sinusoidal position encoding, shape `(length, depth)`.
 
     Section 3.5: $PE_{(pos,\,2i)} = \sin(pos / 10000^{2i/d})$, $PE_{(pos,\,2i+1)} = \cos(\cdot)$,
-    interleaved as in the paper (the TensorFlow tutorial's sines-then-cosines
-    permutes the columns).
+    interleaved as in the paper (the TensorFlow tutorial's sines-then-cosines permutes columns).
 
     Args:
         length, depth: number of positions, size of each encoding (`d_model`; may be odd).
@@ -46,7 +45,6 @@ class PositionalEmbedding(keras.layers.Layer):
     Sections 3.4-3.5: attention cannot see word order, so the sinusoid (or a
     learned table) is added. With `reverse=True` the token matrix is the
     pre-softmax projection (shared embeddings): float32 logits `hidden @ E^T`.
-
     Masking: with `mask_zero=True` the layer returns the mask `ids != 0`.
 
     Args:
@@ -87,8 +85,7 @@ class PositionalEmbedding(keras.layers.Layer):
         self.vocab_size, self.d_model, self.max_length = vocab_size, d_model, max_length
         for arg in ("vocab_size", "d_model", "max_length"):
             check_positive_int(arg, getattr(self, arg))
-        self.mask_zero = mask_zero
-        self.learned_positions = learned_positions
+        self.mask_zero, self.learned_positions = mask_zero, learned_positions
         self.scale_embeddings = scale_embeddings
         self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
         self.supports_masking = True

@@ -49,7 +49,6 @@ def build_rnn_seq2seq(
     The encoder's final states start the decoder (teacher forcing): without
     attention the source reaches it only through them (Table 1's O(T) path);
     attention (Luong's dot-product or Bahdanau's additive scores) follows the decoder RNN.
-
     Masking: the source mask goes to the encoder RNNs and the attention; the decoder is causal.
 
     Args:
@@ -76,11 +75,9 @@ def build_rnn_seq2seq(
     """
     if cell not in _CELLS:
         raise ValueError(f"cell={cell!r} is not supported; use 'lstm' or 'gru'.")
-    _check_args(attention, locals(), ("units", "num_layers"))
-    if embedding_dim is not None:
-        check_positive_int("embedding_dim", embedding_dim)
+    embedding_dim = units if embedding_dim is None else embedding_dim
+    _check_args(attention, locals(), ("units", "num_layers", "embedding_dim"))
     check_rate("dropout", dropout)
-    embedding_dim = embedding_dim or units
     rnn_class = _CELLS[cell]
     source, target = token_input("source"), token_input("target")
     source_mask = PaddingMask(name="encoder_padding_mask")(source)  # (batch, src_len)
@@ -88,20 +85,16 @@ def build_rnn_seq2seq(
     x = keras.layers.Dropout(dropout, name="encoder_embedding_dropout")(x)
     final_states = []
     for i in range(num_layers):
-        if i:
-            x = keras.layers.Dropout(dropout, name=f"encoder_dropout_{i}")(x)
-        x, *states = rnn_class(
-            units, return_sequences=True, return_state=True, name=f"encoder_rnn_{i}"
-        )(x, mask=source_mask)  # (batch, src_len, units)
+        x = keras.layers.Dropout(dropout, name=f"encoder_dropout_{i}")(x) if i else x
+        rnn = rnn_class(units, return_sequences=True, return_state=True, name=f"encoder_rnn_{i}")
+        x, *states = rnn(x, mask=source_mask)  # (batch, src_len, units)
         final_states.append(states)
     y = keras.layers.Embedding(target_vocab_size, embedding_dim, name="decoder_embedding")(target)
     y = keras.layers.Dropout(dropout, name="decoder_embedding_dropout")(y)
     for i in range(num_layers):
-        if i:
-            y = keras.layers.Dropout(dropout, name=f"decoder_dropout_{i}")(y)
-        y = rnn_class(units, return_sequences=True, name=f"decoder_rnn_{i}")(
-            y, initial_state=final_states[i]
-        )  # (batch, tgt_len, units)
+        y = keras.layers.Dropout(dropout, name=f"decoder_dropout_{i}")(y) if i else y
+        rnn = rnn_class(units, return_sequences=True, name=f"decoder_rnn_{i}")
+        y = rnn(y, initial_state=final_states[i])  # (batch, tgt_len, units)
     if attention is not None:
         y = _attend(y, x, source_mask, attention, units)  # (batch, tgt_len, units)
     logits = keras.layers.Dense(target_vocab_size, dtype="float32", name="logits")(y)
@@ -125,7 +118,6 @@ def build_cnn_seq2seq(
     Blocks `LayerNorm(x + Conv1D(x))` over sinusoid embeddings (causal convolutions
     in the decoder), then attention over the encoder, as in ConvS2S. A stack sees
     `1 + num_layers * (kernel_size - 1)` neighbours: the O(T/k) path of a CNN.
-
     Masking: `ApplyPaddingMask` zeroes padded sources after every encoder block.
 
     Args:

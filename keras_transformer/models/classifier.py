@@ -18,9 +18,7 @@ def build_classifier(
     name: str = "classifier",
     **sizes,
 ) -> keras.Model:
-    """Encoder-only Transformer that maps a sequence to class logits.
-
-    The encoder output is pooled (`SequencePooling`) into float32 `Dense` logits.
+    """Encoder-only Transformer whose output, pooled by `SequencePooling`, gives class logits.
 
     Args:
         vocab_size, num_classes: number of token ids (0 is padding), of classes.

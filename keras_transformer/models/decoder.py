@@ -14,9 +14,8 @@ def build_decoder(
     name: str = "decoder",
     **sizes,
 ) -> keras.Model:
-    """The decoder stack with its output projection, as a Functional model.
+    """Target ids -> embedding -> `num_layers` x `DecoderLayer` -> `Dense` logits, Functional.
 
-    Target ids -> embedding -> `num_layers` x `DecoderLayer` -> `Dense` logits.
     Inputs (a dict): `"target"` int ids `(batch, tgt_len)`; `"context"`, the encoder
     output `(batch, src_len, d_model)`; `"context_padding_mask"`, bool `(batch, src_len)`.
 

@@ -14,9 +14,7 @@ def build_encoder(
     name: str = "encoder",
     **sizes,
 ) -> keras.Model:
-    """The encoder stack as a Functional `keras.Model`.
-
-    Embedding -> `num_layers` x `EncoderLayer`, with explicit padding masks (`ids != 0`).
+    """Embedding -> `num_layers` x `EncoderLayer` (explicit padding masks) as a Functional model.
 
     Args:
         vocab_size: number of token ids (0 is padding).

@@ -18,7 +18,6 @@ def build_masked_language_model(
 
     BERT's head (appendix A): `Dense(d_model, gelu)` -> `LayerNormalization` -> vocabulary;
     `build_encoder`'s layer names, so `transfer_weights` moves the encoder on.
-
     Masking: no causal mask; padding (id 0) is masked out of attention.
 
     Args:

@@ -4,9 +4,7 @@ import keras
 
 
 def transfer_weights(source: keras.Model, target: keras.Model) -> list[str]:
-    """Copies the weights of every layer of `target` that `source` has too.
-
-    Layers match by name (`encoder_layer_0`, ...), so an encoder moves; heads stay fresh.
+    """Copies weights from `source` into same-named layers of `target` (an encoder; heads stay new).
 
     Args:
         source, target: the trained model; the (built) model to initialise.

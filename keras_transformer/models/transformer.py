@@ -21,7 +21,6 @@ def build_transformer(
     Source -> encoder; target (shifted right) -> decoder, cross-attending to the
     encoder -> next-token logits. Layers: `encoder_embedding`, `encoder_layer_{i}`,
     `decoder_embedding`, `decoder_layer_{i}`, `logits` (or one `shared_embedding`).
-
     Masking: padding masks (`ids != 0`) go explicitly to every attention layer.
 
     Args:
