@@ -68,8 +68,7 @@ def _formula_flops(kind: str, lengths: list[int], d: int, k: int) -> list[int]:
 
 
 def _analytic(settings: dict[str, Any]) -> dict[str, Any]:
-    ops = settings["operations"]
-    lengths, d, k = ops["lengths"], ops["d"], ops["kernel_size"]
+    lengths, d, k = (settings["operations"][key] for key in ("lengths", "d", "kernel_size"))
     flops = {kind: _formula_flops(kind, lengths, d, k) for kind in OPERATION_KINDS}
     crossover = {"table_terms": complexity.operations_crossover(d)}
     for rnn in ("rnn", "lstm"):
@@ -82,8 +81,7 @@ def _analytic(settings: dict[str, Any]) -> dict[str, Any]:
 
 
 def _measured(settings: dict[str, Any]) -> dict[str, Any]:
-    ops = settings["operations"]
-    lengths, d, k = ops["lengths"], ops["d"], ops["kernel_size"]
+    lengths, d, k = (settings["operations"][key] for key in ("lengths", "d", "kernel_size"))
     measured = operations.measure_operations(lengths, d, OPERATION_KINDS, k)
     for kind, values in measured.items():
         values["flops_equal_formula"] = values["flops"] == _formula_flops(kind, lengths, d, k)
@@ -103,27 +101,20 @@ def _timing(settings: dict[str, Any]) -> dict[str, Any]:
     lengths, d = spec["lengths"], spec["d"]
     seconds = timing_sweep(TIMING_KINDS, lengths, d, batch=spec["batch"], repeats=spec["repeats"])
     attention = seconds["self_attention"]
-
-    def slower(kind):
-        return first_length_slower(lengths, attention, seconds[kind])
-
-    return {
-        **spec,
-        "kinds": list(TIMING_KINDS),
-        "seconds": seconds,
-        "self_attention_fit": fit_time_curve(lengths, attention),
-        # slope of log time against log T over the three longest lengths: ~2 once the
-        # T^2 term dominates, ~1 for a cost linear in T
-        "time_growth_exponent": {
-            kind: operations.growth_exponent(lengths[-3:], seconds[kind][-3:])
-            for kind in TIMING_KINDS
-        },
-        "analytic_quadratic_overtakes_linear_at": 2 * d,
-        "self_attention_slower_than_lstm_from": slower("lstm"),
-        "self_attention_slower_than_convolution_from": slower("convolution"),
-        "device": "GPU" if tf.config.list_physical_devices("GPU") else "CPU",
-        "cpu_count": os.cpu_count(),
+    result = {**spec, "kinds": list(TIMING_KINDS), "seconds": seconds}
+    result["self_attention_fit"] = fit_time_curve(lengths, attention)
+    # slope of log time against log T over the three longest lengths: ~2 once the
+    # T^2 term dominates, ~1 for a cost linear in T
+    result["time_growth_exponent"] = {
+        kind: operations.growth_exponent(lengths[-3:], seconds[kind][-3:]) for kind in TIMING_KINDS
     }
+    result["analytic_quadratic_overtakes_linear_at"] = 2 * d
+    for kind in ("lstm", "convolution"):
+        slower = first_length_slower(lengths, attention, seconds[kind])
+        result[f"self_attention_slower_than_{kind}_from"] = slower
+    result["device"] = "GPU" if tf.config.list_physical_devices("GPU") else "CPU"
+    result["cpu_count"] = os.cpu_count()
+    return result
 
 
 def run_comparison(
@@ -233,8 +224,7 @@ def plot_gradients(results: dict[str, Any], path: str) -> str:
     for kind, curve in grad["curves"].items():
         norms, distance = np.asarray(curve["norm"]), np.asarray(curve["distance"])
         ax.semilogy(distance[norms > 0], norms[norms > 0], ".-", label=kind)
-    title = f"Path length through gradients (T = {grad['length']}, d = {grad['d']}, "
-    title += f"{grad['seeds']} seeds)"
+    title = "Path length through gradients (T = {length}, d = {d}, {seeds} seeds)".format(**grad)
     ylabel = "gradient norm of the last output"
     return _finish(ax, path, "distance T - t", ylabel, title, log_x=False)
 
@@ -295,9 +285,7 @@ def _slower(other: str, length: int | None) -> str:
 
 def _list(parts: list[str]) -> str:
     """`a`, `a and b`, `a, b and c`."""
-    if len(parts) <= 1:
-        return "".join(parts)
-    return ", ".join(parts[:-1]) + " and " + parts[-1]
+    return ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else "".join(parts)
 
 
 def operations_sentence(measured: dict[str, Any]) -> str:
@@ -495,14 +483,13 @@ def comparison_markdown(results: dict[str, Any]) -> str:
     fields += ("critical_path", "sequential_steps")
     header = "layer|T|parameters|= formula|FLOPs|= formula|critical path|sequential steps"
 
-    def with_order(row, key, order=None):
-        return f"{row[key]} ({row[(order or key) + '_order']})"
-
-    def orders(row):
-        pairs = ("table_operations", "operations"), ("sequential_steps", "sequential")
-        return [with_order(row, *pair) for pair in (*pairs, ("maximum_path_length", "path"))]
-
-    rows = [[r["layer"], with_order(r, "parameters"), r["flops"], *orders(r)] for r in table]
+    # each column, with the key of its big-O order ("" for none)
+    columns = ("parameters", "parameters"), ("flops", ""), ("table_operations", "operations")
+    columns += ("sequential_steps", "sequential"), ("maximum_path_length", "path")
+    rows = [
+        [r["layer"], *(f"{r[k]} ({r[o + '_order']})" if o else r[k] for k, o in columns)]
+        for r in table
+    ]
     counted = [
         [kind, t, *(v[i] if isinstance(v, list) else v for v in (layers[kind][f] for f in fields))]
         for kind in OPERATION_KINDS
@@ -539,19 +526,16 @@ def comparison_markdown(results: dict[str, Any]) -> str:
         _table(["T", "loop iterations"], list(zip(loop["lengths"], loop["steps"], strict=True))),
     ]
     grad, last = results["gradients"], results["gradients"]["length"] - 1
+    picks, curves = (1, last // 4, last), grad["curves"].items()
     out += [
-        f"## 3. Path length through gradients (T = {grad['length']}, d = {grad['d']}, "
-        f"{grad['seeds']} seeds)",
+        "## 3. Path length through gradients (T = {length}, d = {d}, {seeds} seeds)".format(**grad),
         "Mean norm of the gradient of the last output with respect to the input `T - t` "
         "positions back, for freshly initialized layers. The course predicts that the recurrent "
         "gradients shrink geometrically with the distance, the Transformer's stay flat, and the "
         "CNN's are exactly zero beyond its receptive field.",
         _table(
-            ["model", "distance 1", f"distance {last // 4}", f"distance {last}", "ratio last / 1"],
-            [
-                [kind, *(_fmt(c["norm"][i]) for i in (1, last // 4, last)), _fmt(c["decay_ratio"])]
-                for kind, c in grad["curves"].items()
-            ],
+            ["model", *(f"distance {i}" for i in picks), "ratio last / 1"],
+            [[k, *(_fmt(c["norm"][i]) for i in picks), _fmt(c["decay_ratio"])] for k, c in curves],
         ),
         gradient_sentence(grad),
     ]
