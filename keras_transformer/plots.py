@@ -64,10 +64,9 @@ def plot_attention(weights, query_tokens: list[str], key_tokens: list[str], path
     rows = -(-heads // cols)  # ceil
     size = (3 + 0.35 * len(key_tokens) * cols, 1 + 0.35 * len(query_tokens) * rows)
     fig, axes = figure(rows, cols, figsize=size, squeeze=False)
-    for h, ax in enumerate(axes.flat):
-        if h >= heads:
-            ax.axis("off")
-            continue
+    for ax in axes.flat[heads:]:
+        ax.axis("off")
+    for h, ax in enumerate(axes.flat[:heads]):
         ax.imshow(weights[h], vmin=0.0, vmax=float(weights.max()) or 1.0, cmap="viridis")
         ax.set_xticks(range(len(key_tokens)), key_tokens, rotation=90, fontsize=7)
         ax.set_yticks(range(len(query_tokens)), query_tokens, fontsize=7)

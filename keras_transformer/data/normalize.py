@@ -1,28 +1,16 @@
 """Text normalisation applied before every tokenizer: one Unicode form, one kind of space.
 
-Real corpora hold more than ASCII spaces: French typography puts U+00A0 or U+202F
-before `? ! : ;`, web text has U+2009 and U+3000, and the same accented letter can
-be one code point or a letter plus a combining accent. tensorflow-text's
-`WhitespaceTokenizer` (2.21) splits multi-byte Unicode spaces inside their UTF-8
-bytes (`'Nummer\\xa028'` -> `[b'Nummer\\xc2', b'28']`), so text is normalised first:
+Corpora hold U+00A0, U+202F, U+2009, U+3000 spaces and decomposed accents, and
+tensorflow-text's `WhitespaceTokenizer` (2.21) splits multi-byte spaces inside their
+UTF-8 bytes (`'Nummer\\xa028'` -> `[b'Nummer\\xc2', b'28']`). So, in order:
 
-1. Invalid UTF-8 bytes become U+FFFD (only possible inside the graph, where a
-   client may send any bytes; Python `str` is always valid).
-2. Unicode normal form **NFC**: canonically equivalent spellings become one
-   (`e` + U+0301 -> `é`). NFC, not NFKC, because NFKC also rewrites characters a
-   translation should keep as written: `²` -> `2`, `ﬁ` -> `fi`, full-width
-   `Ａ` -> `A`, `½` -> `1⁄2`.
-3. Every run of whitespace (the characters Python's `str.split()` splits on:
-   ASCII tab, newline, vertical tab, form feed, carriage return, the separators
-   U+001C..U+001F, U+0085, and every Unicode space or line/paragraph separator,
-   category Z) becomes one ASCII space; leading and trailing spaces go.
+1. Invalid UTF-8 bytes become U+FFFD (only possible in the graph).
+2. **NFC** (`e` + U+0301 -> `é`); not NFKC, which also rewrites `²` -> `2`, `ﬁ` -> `fi`.
+3. Every whitespace run (what `str.split()` splits on) becomes one ASCII space, stripped.
+   Zero-width characters (U+200B, U+200D) are kept.
 
-`normalize_text` (Python) and `normalize_text_tensor` (TensorFlow ops only:
-`unicode_transcode`, tensorflow-text's `normalize_utf8`, `regex_replace`) give
-the same strings; the tokenizer applies the graph version inside `tokenize` and
-when counting words to learn its vocabulary, so training, `translate` and the
-exported SavedModel all see the same text. Zero-width characters (U+200B, the
-joiner U+200D of emoji sequences) are not whitespace and are kept.
+`normalize_text` (Python) and `normalize_text_tensor` (TensorFlow ops) agree; the
+tokenizer applies the latter, so training and SavedModel see the same text.
 """
 
 from __future__ import annotations
@@ -35,8 +23,7 @@ import tensorflow_text as tf_text
 NORMAL_FORM = "NFC"
 """The Unicode normal form applied to all text (see the module docstring for why NFC)."""
 
-# RE2 syntax; the same set as Python's str.isspace() (checked over every code point
-# in tests/data/test_normalize.py).
+# RE2; the same set as str.isspace() (checked over every code point in tests/data/test_normalize.py)
 _WHITESPACE = r"[\t\n\x0b\x0c\r\x{1c}-\x{1f}\x{85}\p{Z}]+"
 
 
@@ -50,7 +37,6 @@ def normalize_text(text: str) -> str:
         The normalised string, as the tokenizers see it.
 
     Example:
-
     >>> normalize_text("Quoi\\u202f?  Nummer\\xa028\\u3000e\\u0301t\\u00e9\\n")
     'Quoi ? Nummer 28 été'
     """

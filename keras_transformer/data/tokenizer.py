@@ -1,26 +1,15 @@
 """A WordPiece tokenizer that keeps case and accents and runs in the TensorFlow graph.
 
-Text is first normalised (`keras_transformer.data.normalize`: NFC, every Unicode
-space as one ASCII space), then split into words on spaces only; WordPiece
-(tensorflow-text) then splits each word into pieces, marking every piece after
-the first with `##`.
-Punctuation therefore stays inside its word ("twenty-four" -> `twenty`, `##-`,
-`##four`), and detokenizing glues the `##` pieces back onto their word and joins
-words with one space. The round trip is exact up to normalisation:
-`detokenize(tokenize(s)) == normalize_text(s)` for any text whose characters
-were seen when the vocabulary was learned.
+Text is normalised (`normalize_text`), split into words on spaces, and WordPiece
+(tensorflow-text) splits each word into pieces, marking later pieces with `##`:
+"twenty-four" -> `twenty`, `##-`, `##four`. `detokenize(tokenize(s)) == normalize_text(s)`
+for text whose characters were seen when the vocabulary was learned.
 
-CJK ideographs are learned as one piece each, as multilingual BERT splits them:
-words of scripts written without spaces (Chinese, Japanese kanji) are whole
-phrases, and the learner would otherwise keep frequent phrases as pieces
-(`##百二十三`) that a model must memorise one by one; numbers en->ja then needed
-10 epochs to 0.999 exact match, with one character per piece 2. Words of Thai,
-Lao, Myanmar and Khmer, also written without spaces, get their pieces from
-byte-pair merges instead (see `_merged_pieces`).
-
-Nothing is lower-cased or accent-stripped (tensorflow-text's
-`BertTokenizer(lower_case=True)` turns "fünf" into "funf"), because the package
-scores the detokenized strings a user reads.
+CJK ideographs are learned one piece each, as in multilingual BERT: otherwise frequent
+phrases (`##百二十三`) became pieces and numbers en->ja needed 10 epochs to 0.999 exact
+match instead of 2. Thai, Lao, Myanmar and Khmer words get byte-pair-merged pieces
+(`_merged_pieces`). Nothing is lower-cased or accent-stripped: the package scores the
+detokenized strings a user reads.
 """
 
 from __future__ import annotations
@@ -57,12 +46,9 @@ def _is_suffix(token: str) -> bool:
 def _merged_pieces(counts: dict[str, int], max_merges: int) -> set[str]:
     """The pieces of `counts`' words after byte-pair merges (later pieces with `##`).
 
-    Merges the most frequent adjacent pair while it occurs >= `_MIN_MERGE_COUNT`
-    times. tensorflow-text's learner counts every prefix of a word against its
-    shorter prefixes, which leaves unspaced text without word-start pieces: Thai
-    numbers were 12 pieces each and needed 12 epochs to 0.99 exact match; after
-    merges they are 4 (3 epochs). Merging down to 10 occurrences gave long pieces
-    seen a few times each, and 12 epochs again.
+    Merges the most frequent adjacent pair while it occurs >= `_MIN_MERGE_COUNT` times.
+    tensorflow-text's learner left Thai numbers at 12 pieces (12 epochs to 0.99 exact
+    match); merged they are 4 (3 epochs). Merging down to 10 occurrences: 12 epochs again.
     """
     words, freqs = [list(word) for word in counts], list(counts.values())
     pairs, where = collections.Counter(), collections.defaultdict(set)
@@ -116,10 +102,7 @@ def _validate_vocab(vocab: list[str]) -> None:
 
 
 def _split_words(strings: tf.Tensor) -> tf.RaggedTensor:
-    """Normalise (`normalize_text_tensor`), then split on the single spaces left.
-
-    The same in `learn` and `tokenize`. (batch,) -> (batch, words).
-    """
+    """Normalise, then split on the single spaces left (as `learn` and `tokenize` do)."""
     words = tf.strings.split(normalize_text_tensor(strings), sep=" ")  # (batch, words)
     return tf.ragged.boolean_mask(words, tf.strings.length(words) > 0)  # "" has no word
 
@@ -134,7 +117,6 @@ def count_words(texts: Iterable[str]) -> collections.Counter:
         A `collections.Counter` mapping each word (str) to its count.
 
     Example:
-
     >>> count_words(["fünf und fünf", "  zehn\xa0elf "])
     Counter({'fünf': 2, 'und': 1, 'zehn': 1, 'elf': 1})
     """
@@ -149,22 +131,12 @@ def count_words(texts: Iterable[str]) -> collections.Counter:
 class WordPieceTokenizer(tf.Module):
     """WordPiece tokenizer (tensorflow-text) that keeps case and accents.
 
-    A `tf.Module`: `tokenize`, `detokenize` and `lookup` are `tf.function`s made of
-    TensorFlow ops only, so the tokenizer runs inside `tf.data` pipelines and can be
-    saved in a SavedModel (`tf.saved_model.save`) and served without Python.
-
-    Words are whitespace-separated; WordPiece splits inside each word (greedy
-    longest match first), so punctuation and hyphens become `##` pieces and come
-    back exactly. A word containing a character missing from the vocabulary, or
-    longer than `max_bytes_per_word` UTF-8 bytes, becomes one `[UNK]` token (never
-    an error). Words that themselves begin with `##` may not round-trip, since
-    WordPiece cannot tell them from continuation pieces.
-
-    The first six ids are reserved: `[PAD]`=0, `[UNK]`=1, `[START]`=2, `[END]`=3,
-    `[SEP]`=4, `[MASK]`=5 (attributes `pad_id`, `unk_id`, `start_id`, `end_id`,
-    `sep_id`, `mask_id`). `tokenize` never emits them except `[UNK]` (a literal
-    "[START]" in the text is spelled with ordinary pieces); `detokenize` drops all
-    of them except `[UNK]`, which it writes as "[UNK]".
+    `tokenize`, `detokenize` and `lookup` are TensorFlow-only `tf.function`s, so it runs
+    in `tf.data` and in a SavedModel. A word with an unseen character, or longer than
+    `max_bytes_per_word` bytes, becomes one `[UNK]`; words starting with `##` may not
+    round-trip. Ids 0..5 are `RESERVED_TOKENS` (`pad_id` ... `mask_id`): `tokenize` emits
+    only `[UNK]` of them (a literal "[START]" is spelled in pieces), `detokenize` drops
+    all but `[UNK]`.
 
     Args:
         vocab: the tokens, in id order; must start with `RESERVED_TOKENS`.
@@ -173,7 +145,6 @@ class WordPieceTokenizer(tf.Module):
         name: optional `tf.Module` name.
 
     Example:
-
     >>> tokenizer = WordPieceTokenizer.learn(["fünf und zwanzig", "dieciséis"], vocab_size=60)
     >>> ids = tokenizer.tokenize(["zwanzig fünf", "dieciséis"])
     >>> [tokenizer.start_id, tokenizer.end_id]
@@ -182,19 +153,10 @@ class WordPieceTokenizer(tf.Module):
     ['zwanzig fünf', 'dieciséis']
     """
 
-    pad_id: int = 0
-    unk_id: int = 1
-    start_id: int = 2
-    end_id: int = 3
-    sep_id: int = 4
-    mask_id: int = 5
+    pad_id, unk_id, start_id, end_id, sep_id, mask_id = range(len(RESERVED_TOKENS))
 
     def __init__(
-        self,
-        vocab: Sequence[str],
-        *,
-        max_bytes_per_word: int = 200,
-        name: str | None = None,
+        self, vocab: Sequence[str], *, max_bytes_per_word: int = 200, name: str | None = None
     ) -> None:
         super().__init__(name=name)
         vocab = list(vocab)
@@ -212,38 +174,27 @@ class WordPieceTokenizer(tf.Module):
             f" {token}" if i < len(RESERVED_TOKENS) and i != self.unk_id else token
             for i, token in enumerate(vocab)
         ]
-        self._table = tf.lookup.StaticHashTable(
-            tf.lookup.KeyValueTensorInitializer(
-                tf.constant(keys, dtype=tf.string),
-                tf.range(len(vocab), dtype=tf.int64),
-            ),
-            default_value=self.unk_id,
-        )
-        longest_piece = max(len(t[len(SUFFIX_INDICATOR) :] if _is_suffix(t) else t) for t in vocab)
+        ids = tf.range(len(vocab), dtype=tf.int64)
+        initializer = tf.lookup.KeyValueTensorInitializer(tf.constant(keys, dtype=tf.string), ids)
+        self._table = tf.lookup.StaticHashTable(initializer, default_value=self.unk_id)
+        pieces = [t[len(SUFFIX_INDICATOR) :] if _is_suffix(t) else t for t in vocab]
         self._wordpiece = tf_text.WordpieceTokenizer(
             self._table,
             suffix_indicator=SUFFIX_INDICATOR,
             max_bytes_per_word=max_bytes_per_word,
-            max_chars_per_token=longest_piece,
+            max_chars_per_token=max(map(len, pieces)),
             token_out_type=tf.int64,
             unknown_token=RESERVED_TOKENS[self.unk_id],
         )
         self._tokens = tf.constant(vocab, dtype=tf.string)
-        self._piece_text = tf.constant(
-            [t[len(SUFFIX_INDICATOR) :] if _is_suffix(t) else t for t in vocab], dtype=tf.string
-        )
+        self._piece_text = tf.constant(pieces, dtype=tf.string)
         self._piece_is_suffix = tf.constant([_is_suffix(t) for t in vocab], dtype=tf.bool)
         # Trace the id-consuming functions for the usual inputs so that
         # tf.saved_model.save(tokenizer, ...) exports them (dense and ragged ids).
-        for spec in (
-            tf.TensorSpec([None, None], tf.int64),
-            tf.TensorSpec([None, None], tf.int32),
-            tf.RaggedTensorSpec([None, None], tf.int64, ragged_rank=1),
-        ):
+        dense = [tf.TensorSpec([None, None], dtype) for dtype in (tf.int64, tf.int32)]
+        for spec in [*dense, tf.RaggedTensorSpec([None, None], tf.int64, ragged_rank=1)]:
             self.detokenize.get_concrete_function(spec)
             self.lookup.get_concrete_function(spec)
-
-    # ------------------------------------------------------------------ learning
 
     @classmethod
     def learn(
@@ -258,28 +209,17 @@ class WordPieceTokenizer(tf.Module):
     ) -> WordPieceTokenizer:
         """Learns a WordPiece vocabulary from training text.
 
-        Words are counted after the same whitespace split `tokenize` uses, then
-        tensorflow-text's `wordpiece_tokenizer_learner_lib.learn` (the algorithm
-        behind `bert_vocab_from_dataset`) picks the pieces (byte-pair merges pick
-        them for words of Thai, Lao, Myanmar and Khmer). Every character seen
-        in `texts` is then added, if missing, both as a piece and as a `##` piece,
-        so text made of seen characters never produces `[UNK]`; learned pieces of
-        several characters with a CJK ideograph among them are dropped.
-
-        `vocab_size` is a target, not a promise: the learner stops within 5% below
-        it or when the text has no more frequent pieces to offer (a corpus of
-        number words needs a few hundred), and the added characters may push a
-        tiny vocabulary above it.
+        tensorflow-text's learner (behind `bert_vocab_from_dataset`) picks pieces from the
+        words `tokenize` splits; every seen character is added as a piece and a `##` piece,
+        so seen text never gives `[UNK]`. `vocab_size` is a target: the learner stops 5%
+        below it or when no frequent pieces remain; added characters may exceed it.
 
         Args:
             texts: training sentences (str).
             vocab_size: target vocabulary size, reserved tokens included.
             lower_thresh: smallest piece count the learner's threshold search tries.
-            max_word_length: words longer than this many characters are left out
-                of *learning* (they are still tokenized, from the learned pieces).
-                The learner's cost grows with the cube of word length, so this
-                keeps learning on long compounds (German "einhundertdreiund...")
-                to seconds.
+            max_word_length: longer words are left out of learning (not of tokenizing):
+                the learner's cost grows with the cube of word length.
             num_iterations: refinement iterations of the learner.
             max_bytes_per_word: see the class docstring.
 
@@ -294,11 +234,8 @@ class WordPieceTokenizer(tf.Module):
                 f"vocab_size={vocab_size} must be larger than the {len(RESERVED_TOKENS)} "
                 "reserved tokens, e.g. 8000"
             )
-        for name, value in (
-            ("lower_thresh", lower_thresh),
-            ("max_word_length", max_word_length),
-            ("num_iterations", num_iterations),
-        ):
+        names = ("lower_thresh", "max_word_length", "num_iterations")
+        for name, value in zip(names, (lower_thresh, max_word_length, num_iterations), strict=True):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name}={value!r} must be a positive int")
         for index, text in enumerate(texts):
@@ -332,14 +269,8 @@ class WordPieceTokenizer(tf.Module):
             t for t in vocab if len(t.removeprefix(SUFFIX_INDICATOR)) == 1 or not _CJK.search(t)
         ]
         present = set(vocab)
-        for char in chars:
-            for token in (char, SUFFIX_INDICATOR + char):
-                if token not in present:
-                    vocab.append(token)
-                    present.add(token)
+        vocab += [t for c in chars for t in (c, SUFFIX_INDICATOR + c) if t not in present]
         return cls(vocab, max_bytes_per_word=max_bytes_per_word)
-
-    # ------------------------------------------------------------------ properties
 
     @property
     def vocab_size(self) -> int:
@@ -363,12 +294,8 @@ class WordPieceTokenizer(tf.Module):
         except ValueError:
             raise KeyError(f"token={token!r} is not in the vocabulary") from None
 
-    # ------------------------------------------------------------------ graph functions
-
-    # autograph=False: the bodies have no tensor-dependent Python control flow, and
-    # autograph's conversion of tf.Module methods intermittently bound `self` to
-    # TensorFlow's internal `TfMethodTarget` ("'TfMethodTarget' object has no
-    # attribute '_clean_ids'", seen once in three runs of a notebook).
+    # autograph=False: autograph's conversion of tf.Module methods sometimes bound `self`
+    # to TensorFlow's `TfMethodTarget` ("... has no attribute '_clean_ids'").
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
     def tokenize(self, strings: tf.Tensor) -> tf.RaggedTensor:
         """Strings to piece ids, without `[START]`/`[END]`.
@@ -379,8 +306,7 @@ class WordPieceTokenizer(tf.Module):
         Returns:
             `tf.RaggedTensor` int64 of shape `(batch, None)`.
         """
-        words = _split_words(strings)  # (batch, words)
-        pieces = self._wordpiece.tokenize(words)  # (batch, words, pieces)
+        pieces = self._wordpiece.tokenize(_split_words(strings))  # (batch, words, pieces)
         return pieces.merge_dims(-2, -1)  # (batch, pieces)
 
     def _clean_ids(self, ids: tf.Tensor | tf.RaggedTensor) -> tf.RaggedTensor:
@@ -395,10 +321,8 @@ class WordPieceTokenizer(tf.Module):
     def detokenize(self, ids: tf.Tensor | tf.RaggedTensor) -> tf.Tensor:
         """Piece ids to strings, dropping every reserved token except `[UNK]`.
 
-        `##` pieces are glued onto the preceding piece, words are joined by one
-        space. Padding, `[START]` and `[END]` anywhere are ignored (nothing after
-        `[END]` is cut off: trim model outputs at `end_id` first if needed). Ids
-        outside the vocabulary read as `[UNK]`.
+        `##` pieces join the previous piece, words one space. Nothing after `[END]` is cut
+        (trim at `end_id` first if needed); ids outside the vocabulary read as `[UNK]`.
 
         Args:
             ids: `(batch, len)` ids, a dense int32/int64 tensor (padding 0 is
@@ -413,8 +337,7 @@ class WordPieceTokenizer(tf.Module):
         flat = ids.flat_values
         glue = tf.where(tf.gather(self._piece_is_suffix, flat), "", " ")
         pieces = ids.with_flat_values(glue + tf.gather(self._piece_text, flat))
-        joined = tf.strings.reduce_join(pieces, axis=-1)
-        return tf.strings.regex_replace(joined, "^ ", "")
+        return tf.strings.regex_replace(tf.strings.reduce_join(pieces, axis=-1), "^ ", "")
 
     @tf.function(reduce_retracing=True, autograph=False)
     def lookup(self, ids: tf.Tensor | tf.RaggedTensor) -> tf.Tensor | tf.RaggedTensor:
@@ -427,11 +350,8 @@ class WordPieceTokenizer(tf.Module):
             `tf.string` of the same shape (dense in, dense out; ragged in, ragged out).
             Ids outside the vocabulary read as `"[UNK]"`.
         """
-        dense = not isinstance(ids, tf.RaggedTensor)
         tokens = tf.gather(self._tokens, self._clean_ids(ids))
-        return tokens.to_tensor() if dense else tokens
-
-    # ------------------------------------------------------------------ files
+        return tokens if isinstance(ids, tf.RaggedTensor) else tokens.to_tensor()
 
     def save(self, directory: str | os.PathLike) -> str:
         """Writes `directory/vocab.txt`, one token per line (UTF-8), and returns its path."""
@@ -461,10 +381,8 @@ class WordPieceTokenizer(tf.Module):
                 "WordPieceTokenizer.save() or its directory"
             )
         with open(path, encoding="utf-8", newline="") as handle:
-            text = handle.read()
-        # Split on "\n" only: str.splitlines() would also split on rare characters
-        # (\x1c, \u2028, ...) that can be part of a token.
-        vocab = text.split("\n")
+            # "\n" only: str.splitlines() also splits on \x1c, \u2028, ... inside tokens
+            vocab = handle.read().split("\n")
         if vocab and vocab[-1] == "":
             vocab.pop()
         vocab = [token[:-1] if token.endswith("\r") else token for token in vocab]

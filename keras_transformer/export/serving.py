@@ -56,8 +56,7 @@ def export_translator(
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
         raise ValueError(f"alpha must be a number (e.g. 0.6); received alpha={alpha!r}.")
     export_dir = os.fspath(export_dir)
-    if version is None:
-        version = next_version(export_dir)
+    version = next_version(export_dir) if version is None else version
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise ValueError(f"version must be a positive integer; received version={version!r}.")
     path = os.path.join(export_dir, str(version))

@@ -59,10 +59,9 @@ def greedy_search(decoder, source, *, start_id: int, end_id: int):
     Returns:
         int32 `(batch, max_length - 1)`: generated tokens, `[END]` included, 0 after it.
     """
-    context, source_mask = decoder.encode(source)
-    batch = tf.shape(context)[0]
+    batch = tf.shape(source)[0]
     tokens = start_buffer(batch, start_id, decoder.max_length)
-    state = decoder.initial_state(context, source_mask)
+    state = decoder.initial_state(*decoder.encode(source))
     return continue_tokens(decoder, tokens, tf.ones([batch], tf.int32), state, end_id=end_id)[:, 1:]
 
 
@@ -114,10 +113,9 @@ def beam_search(
     Returns:
         int32 `(batch, max_length - 1)`: the best beam of each sentence.
     """
-    context, source_mask = decoder.encode(source)
-    batch, k = tf.shape(context)[0], beam_size
+    batch, k = tf.shape(source)[0], beam_size
     # Every sentence's state repeated k times: rows b*k .. b*k+k-1 are its beams.
-    state = decoder.initial_state(context, source_mask)
+    state = decoder.initial_state(*decoder.encode(source))
     state = decoder.reorder(state, tf.repeat(tf.range(batch), k))
     tokens = start_buffer(batch * k, start_id, decoder.max_length)
     # Only beam 0 is live at first, so the first step does not pick k copies.

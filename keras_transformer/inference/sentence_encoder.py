@@ -100,8 +100,7 @@ def load_sentence_encoder(run_dir: str) -> SentenceEncoder:
     """The `SentenceEncoder` (trained encoder, the run's pooling and `max_length`) of a
     `keras-transformer train --architecture dual-encoder` run directory."""
     paths = [os.path.join(run_dir, name) for name in ("config.json", "model.keras")]
-    missing = [os.path.basename(p) for p in paths if not os.path.isfile(p)]
-    if missing:
+    if missing := [os.path.basename(p) for p in paths if not os.path.isfile(p)]:
         raise FileNotFoundError(f"{run_dir} is not a finished dual-encoder run directory (missing "
                                 f"{missing}).")  # fmt: skip
     with open(paths[0]) as handle:
