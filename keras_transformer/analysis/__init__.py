@@ -1,7 +1,4 @@
-"""Analysis: analytic and measured complexity of Transformers and RNNs.
-
-`analysis.plots` is `keras_transformer.plots` (the figures), imported on first use.
-"""
+"""Analytic and measured complexity of Transformers and RNNs (`plots`: the figures)."""
 
 # isort: off
 # fmt: off

@@ -16,6 +16,11 @@ LAYER_KINDS: tuple[str, ...] = ("self_attention", "rnn", "lstm", "gru", "convolu
 
 _RECURRENT_GATES = {"rnn": 1, "gru": 3, "lstm": 4}
 _RECURRENT_LAYERS = {"rnn": "SimpleRNN", "lstm": "LSTM", "gru": "GRU"}
+_ORDERS = {
+    "self_attention": ("O(d^2)", "O(T^2 d)", "O(1)", "O(1)"),
+    "convolution": ("O(k d^2)", "O(T k d^2)", "O(1)", "O(T/k)"),
+}
+_RECURRENT_ORDERS = ("O(d^2)", "O(T d^2)", "O(T)", "O(T)")
 
 
 def _check(kind: str | None = None, **positive: int) -> None:
@@ -121,13 +126,6 @@ def maximum_path_length(kind: str, length: int, kernel_size: int = 3) -> int:
     return length - 1
 
 
-_ORDERS = {
-    "self_attention": ("O(d^2)", "O(T^2 d)", "O(1)", "O(1)"),
-    "convolution": ("O(k d^2)", "O(T k d^2)", "O(1)", "O(T/k)"),
-}
-_RECURRENT_ORDERS = ("O(d^2)", "O(T d^2)", "O(T)", "O(T)")
-
-
 def complexity_table(
     length: int, d: int, kernel_size: int = 3, kinds: tuple[str, ...] = LAYER_KINDS
 ) -> list[dict[str, Any]]:
@@ -200,9 +198,8 @@ def reference_layer(
         `SimpleRNN` / `LSTM` / `GRU` returning sequences, or `Conv1D(d, k, padding="same")`.
 
     Example:
-    >>> import numpy as np
     >>> layer = reference_layer("convolution", 8, kernel_size=5)
-    >>> _ = layer(np.zeros((1, 10, 8), "float32"))
+    >>> _ = layer(keras.ops.zeros((1, 10, 8)))
     >>> layer.count_params() == layer_parameters("convolution", 8, kernel_size=5)
     True
     """
@@ -223,8 +220,7 @@ def apply_layer(layer: keras.layers.Layer, inputs: Any) -> Any:
     """Calls a `reference_layer` on `(batch, T, d)` inputs (self-attention as `layer(x, x)`).
 
     Example:
-    >>> import numpy as np
-    >>> x = np.zeros((1, 5, 8), "float32")
+    >>> x = keras.ops.zeros((1, 5, 8))
     >>> tuple(apply_layer(reference_layer("self_attention", 8, num_heads=2), x).shape)
     (1, 5, 8)
     """

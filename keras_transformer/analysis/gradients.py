@@ -1,8 +1,7 @@
 """Path length measured through gradients: how much the last output feels each input.
 
-From the output at `T` to the input at `t` the gradient crosses `T - t` Jacobians of a recurrent
-layer (its norm shrinks or grows geometrically), one of self-attention, and is exactly zero
-beyond the receptive field of a convolution stack.
+From output `T` to input `t` the gradient crosses `T - t` Jacobians of a recurrent layer (its
+norm shrinks or grows geometrically), one of self-attention; zero beyond a CNN's receptive field.
 """
 
 from typing import Any
@@ -14,8 +13,7 @@ import tensorflow as tf
 from keras_transformer.analysis.complexity import _RECURRENT_LAYERS, _check
 
 GRADIENT_KINDS: tuple[str, ...] = ("rnn", "lstm", "gru", "transformer", "cnn")
-"""Models `gradient_norms` knows: simple RNN, LSTM, GRU, one Transformer encoder
-layer, and a stack of causal convolutions."""
+"""Models `gradient_norms` knows: RNN, LSTM, GRU, one Transformer encoder layer, causal CNN."""
 
 
 def gradient_model(
@@ -37,7 +35,6 @@ def gradient_model(
         A layer mapping `(batch, T, d)` to `(batch, T, d)`.
 
     Example:
-    >>> import numpy as np
     >>> tuple(gradient_model("cnn", 4)(np.zeros((1, 6, 4), "float32")).shape)
     (1, 6, 4)
     """
@@ -94,8 +91,7 @@ def gradient_norms(
             tape.watch(x)
             y = layer(x, training=False)  # (batch, T, d)
             projected = tf.reduce_sum(y[:, -1, :] * u)  # sum over batch of u . y_T
-        grad = tape.gradient(projected, x)  # (batch, T, d)
-        norms = tf.norm(grad, axis=-1).numpy().mean(axis=0)  # (T,) by position t
+        norms = tf.norm(tape.gradient(projected, x), axis=-1).numpy().mean(axis=0)  # (T,) by t
         total += norms[::-1]  # by distance T - t
     return total / seeds
 
@@ -127,9 +123,8 @@ def gradient_curves(
     >>> gradient_curves(("rnn",), 5, d=4, seeds=1)["rnn"]["distance"]
     [0, 1, 2, 3, 4]
     """
-    curves = {}
-    for kind in kinds:
-        norms = gradient_norms(kind, length, d, seeds=seeds, **model_kwargs)
-        curve = {"distance": list(range(length)), "norm": [float(v) for v in norms]}
-        curves[kind] = {**curve, "decay_ratio": decay_ratio(norms)}
-    return curves
+    norms = {kind: gradient_norms(kind, length, d, seeds=seeds, **model_kwargs) for kind in kinds}
+    return {
+        kind: {"distance": list(range(length)), "norm": n.tolist(), "decay_ratio": decay_ratio(n)}
+        for kind, n in norms.items()
+    }

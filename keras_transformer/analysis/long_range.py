@@ -17,22 +17,20 @@ import tensorflow as tf
 from keras_transformer.analysis.complexity import _check
 
 LONG_RANGE_MODELS: tuple[str, ...] = ("transformer", "rnn", "rnn_attention", "cnn")
-"""Models `recall_accuracy` can train: the Transformer, the LSTM encoder-decoder without
-and with (Luong) attention, and the CNN encoder-decoder."""
+"""Models `recall_accuracy` trains: Transformer, LSTM seq2seq without / with attention, CNN."""
 
 
 def build_recall_model(
     name: str, vocab_size: int, d_model: int, max_length: int, *, num_layers: int = 2,
     num_heads: int = 1,
 ) -> keras.Model:  # fmt: skip
-    """One of `LONG_RANGE_MODELS` at width `d_model`, for a vocabulary of `vocab_size` ids.
+    """One of `LONG_RANGE_MODELS` at width `d_model`.
 
     Args:
-        name: `"transformer"` (`dff = 2 d_model`), `"rnn"` (one LSTM layer each side, no
-            attention), `"rnn_attention"` (with Luong attention) or `"cnn"` (`num_layers`
-            convolutions of width 3 each side, Luong attention).
+        name: one of `LONG_RANGE_MODELS` (Transformer with `dff = 2 d_model`; RNNs one LSTM
+            layer a side; CNN `num_layers` width-3 convolutions a side; Luong attention).
         vocab_size: size of the joint source / target vocabulary.
-        d_model: width of every model.
+        d_model: model width.
         max_length: longest sequence (position tables).
         num_layers: layers of the Transformer and the CNN.
         num_heads: heads of the Transformer. One wide head learns the lookup sooner: at distance
@@ -93,8 +91,7 @@ def recall_data(
 
     Args:
         distance: how far from the end the answer sits (sources `distance .. distance + 8`).
-        num_train: training pairs.
-        num_test: held-out pairs.
+        num_train, num_test: training and held-out pairs.
         batch_size: training pairs per step.
         vocab_size: symbols of the task.
         seed: seed of the data and its shuffling.
@@ -176,9 +173,7 @@ def recall_accuracy(
     # A whole epoch per call: these models are so small that the per-step Python overhead would
     # otherwise dominate (measured ~30% on 2 cores).
     steps = 1 if run_eagerly else prepared.steps
-    model.compile(
-        optimizer=optimizer, loss=loss, run_eagerly=run_eagerly, steps_per_execution=steps
-    )
+    model.compile(optimizer, loss, run_eagerly=run_eagerly, steps_per_execution=steps)
     start = time.perf_counter()
     history = model.fit(prepared.train, epochs=epochs, shuffle=False, verbose=0)  # tf.data shuffles
     seconds = time.perf_counter() - start
@@ -226,12 +221,10 @@ def long_range_experiment(
     result.update({key: {name: [] for name in models} for key in keys}, settings=dict(kwargs))
     data_keys = ("num_train", "num_test", "batch_size", "vocab_size", "seed")
     data_options = {key: kwargs[key] for key in data_keys if key in kwargs}
-    train_options = {key: value for key, value in kwargs.items() if key not in data_options}
-    train_options["seed"] = kwargs.get("seed", 0)
     for distance in distances:
         prepared = recall_data(distance, **data_options)  # shared by every model
         for name in models:
-            run = recall_accuracy(name, prepared, **train_options)
+            run = recall_accuracy(name, prepared, **kwargs)  # ignores the data options
             for key in keys:
                 result[key][name].append(run[key])
     return result

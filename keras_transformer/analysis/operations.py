@@ -55,8 +55,7 @@ def op_flops(op: tf.Operation) -> int:
     elements = int(np.prod(output.as_list()))
     first, second = (tensor.shape.as_list() for tensor in op.inputs[:2])
     if op.type == "Conv2D":
-        height, width, in_channels, _ = second  # filter (h, w, in, out)
-        return 2 * elements * height * width * in_channels
+        return 2 * elements * int(np.prod(second[:3]))  # filter (h, w, in, out)
     transposed = op.get_attr("transpose_a" if op.type == "MatMul" else "adj_x")
     return 2 * elements * (first[-2] if transposed else first[-1])
 
@@ -75,9 +74,7 @@ def critical_path(graph: tf.Graph) -> int:
     """The most matrix products / convolutions on one chain of data dependencies (in sequence).
 
     Example:
-    >>> def chain(x):  # x @ x, then the result @ x: two steps in sequence
-    ...     return tf.matmul(tf.matmul(x, x), x)
-    >>> critical_path(trace_graph(chain, (2, 2)))
+    >>> critical_path(trace_graph(lambda x: tf.matmul(tf.matmul(x, x), x), (2, 2)))  # in sequence
     2
     """
     depth: dict[str, int] = {}
@@ -108,7 +105,7 @@ def measure_layer(
     (4, 1)
     """
     check_positive_int("length", length)
-    options = {"unroll": True} if kind in ("rnn", "lstm", "gru") else {}
+    options = {"unroll": True} if kind in _RECURRENT_LAYERS else {}
     measured: dict[str, float] = {}
     for t in (1, length):
         with warnings.catch_warnings():  # Keras warns about a softmax over one key at T = 1
@@ -152,9 +149,6 @@ def count_recurrent_steps(
 ) -> int:
     """Steps a Keras recurrent layer (its `tf.while_loop`) executes on one sequence.
 
-    A counting cell adds 1 to a variable at every call, less the call Keras makes before the
-    loop to learn the output's shape ("output_time_zero" in its TensorFlow `rnn.py`).
-
     Args:
         length: sequence length `T`.
         d: units.
@@ -178,7 +172,8 @@ def count_recurrent_steps(
     layer(x)  # builds; runs once
     counting.steps.assign(0)
     (tf.function(layer) if compiled else layer)(x)
-    return int(counting.steps.numpy()) - 1  # minus Keras' discarded shape-inference step
+    # Minus the call Keras makes before the loop for the output's shape ("output_time_zero").
+    return int(counting.steps.numpy()) - 1
 
 
 def measure_operations(

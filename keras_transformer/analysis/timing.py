@@ -86,8 +86,7 @@ def fit_time_curve(lengths: list[int], seconds: list[float]) -> dict[str, float 
     """Fits `seconds = a + b T + c T^2` and returns the length where `c T^2` overtakes `b T`.
 
     By operation count that is `T = 2 d`; measured, usually later (the large projections run
-    closer to peak than the softmax). The fit minimizes the *relative* error with `a, b, c >= 0`:
-    least squares on every subset of the three terms, keeping the best non-negative one.
+    closer to peak than the softmax). The fit minimizes the *relative* error with `a, b, c >= 0`.
 
     Args:
         lengths: sequence lengths (at least 3).
@@ -117,12 +116,10 @@ def fit_time_curve(lengths: list[int], seconds: list[float]) -> dict[str, float 
     for size in (1, 2, 3):
         for columns in itertools.combinations(range(3), size):
             coefficients = np.linalg.lstsq(design[:, columns], target, rcond=None)[0]
-            if np.any(coefficients < 0):
-                continue
             full = np.zeros(3)
             full[list(columns)] = coefficients
             error = float(np.sum((design @ full - target) ** 2))
-            if error < best_error - 1e-15:
+            if not np.any(coefficients < 0) and error < best_error - 1e-15:
                 best_error, best = error, full
     a, b, c = (float(v) for v in best)
     crossover = b / c if b > 0 and c > 0 else None
