@@ -69,6 +69,7 @@ RATE = float_flag(0.0, 1.0)  # a rate in [0, 1): dropout, label smoothing
 FRACTION = float_flag(0.0, 1.0, open_minimum=True)  # a share in (0, 1): validation, mask rate
 POSITIVE = float_flag(0.0, None, open_minimum=True)  # a finite number > 0: learning rates
 NON_NEGATIVE = float_flag(0.0, None)  # a finite number >= 0: beam search's length penalty
+TRANSLATING_ARCHITECTURES = ("encoder-decoder", "decoder-only")  # what translate/export serve
 
 
 def _damaged(path: str, reason: str) -> DamagedRunError:
@@ -92,8 +93,7 @@ def check_run_files(run_dir) -> None:
     if os.path.isfile(model):
         try:
             with zipfile.ZipFile(model) as archive:
-                names = set(archive.namelist())
-                damaged = archive.testzip()
+                names, damaged = set(archive.namelist()), archive.testzip()
         except (zipfile.BadZipFile, EOFError, OSError) as error:
             reason = f"not a complete .keras archive ({os.path.getsize(model)} bytes; {error})"
             raise _damaged(model, reason) from None
@@ -101,9 +101,6 @@ def check_run_files(run_dir) -> None:
             raise _damaged(model, f"member {damaged} fails its checksum")
         if lacking := sorted({"config.json", "model.weights.h5"} - names):
             raise _damaged(model, f"the archive lacks {', '.join(lacking)}")
-
-
-TRANSLATING_ARCHITECTURES = ("encoder-decoder", "decoder-only")  # what translate/export serve
 
 
 def run_files(run_dir) -> tuple[str, dict[str, str]]:
@@ -121,8 +118,7 @@ def run_files(run_dir) -> tuple[str, dict[str, str]]:
     sides = ("joint",) if architecture == "decoder-only" else ("source", "target")
     files = {"model": os.path.join(run_dir, "model.keras")}
     files.update({side: os.path.join(run_dir, "tokenizers", side, "vocab.txt") for side in sides})
-    missing = [os.path.relpath(p, run_dir) for p in files.values() if not os.path.isfile(p)]
-    if missing:
+    if missing := [os.path.relpath(p, run_dir) for p in files.values() if not os.path.isfile(p)]:
         raise FileNotFoundError(f"{run_dir} is not a run directory of `keras-transformer train`: "
                                 f"missing {', '.join(missing)}. Pass the --out directory of a "
                                 f"finished training run.")  # fmt: skip

@@ -1,8 +1,6 @@
 """Error types the command line reports as one line on stderr, exit status 2 (as the
 others `keras_transformer.cli.user_error` lists; any other exception is a bug: 3)."""
 
-from __future__ import annotations
-
 
 class UserInputError(ValueError):
     """A value, file or run directory given by the user cannot be used; the message says why."""

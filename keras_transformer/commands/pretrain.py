@@ -24,9 +24,8 @@ def register(sub) -> None:
     p.add_argument("--finetune-task", choices=("auto", "reviews", "imdb", "none"),
                    help="then fine-tune on this task from the pre-trained encoder and from scratch "
                    "(auto: reviews for the reviews corpus, else none)")
-    p.add_argument("--finetune-epochs", type=int)
-    p.add_argument("--finetune-batch-size", type=int)
-    p.add_argument("--finetune-learning-rate", type=POSITIVE)
+    for name, kind in (("epochs", int), ("batch-size", int), ("learning-rate", POSITIVE)):
+        p.add_argument(f"--finetune-{name}", type=kind)
     p.add_argument("--out", help="run directory (default: runs/mlm_<corpus>)")
     p.add_argument("--seed", type=int)
     p.add_argument("--overwrite", action="store_true", help="replace a finished run in --out")

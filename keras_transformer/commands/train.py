@@ -7,6 +7,10 @@ from keras_transformer._validation import POSITIVE, RATE
 # training.config's ARCHITECTURES and STRATEGIES, repeated: `--help` imports no TensorFlow.
 ARCHITECTURES = ("encoder-decoder", "encoder", "decoder-only", "dual-encoder")
 STRATEGIES = ("none", "mirrored", "multiworker", "tpu")
+# The options train and pretrain share (model sizes and the recipe), with their types.
+RUN_OPTIONS = (("epochs", int), ("batch_size", int), ("max_length", int), ("num_layers", int),
+               ("d_model", int), ("num_heads", int), ("dff", int), ("dropout", float),
+               ("vocab_size", int), ("warmup_steps", int))  # fmt: skip
 
 
 def register(sub) -> None:
@@ -55,12 +59,6 @@ def register(sub) -> None:
                    help="with --strategy mirrored: split the CPU into N logical devices")
     p.set_defaults(func=_train)
     # fmt: on
-
-
-# The options train and pretrain share (model sizes and the recipe), with their types.
-RUN_OPTIONS = (("epochs", int), ("batch_size", int), ("max_length", int), ("num_layers", int),
-               ("d_model", int), ("num_heads", int), ("dff", int), ("dropout", float),
-               ("vocab_size", int), ("warmup_steps", int))  # fmt: skip
 
 
 def add_run_arguments(parser) -> None:

@@ -91,13 +91,10 @@ def _use_xla(setting: str, use_cache: bool = True) -> bool:
 
 def _stdin_lines() -> Iterator[str]:
     """stdin one line at a time, without its line end; invalid UTF-8 names the line."""
-    stream = getattr(sys.stdin, "buffer", None)
-    if stream is None:  # a text stream (tests, embedding programs)
-        yield from (line.rstrip("\r\n") for line in sys.stdin)
-        return
-    for number, raw in enumerate(stream, start=1):
+    # sys.stdin may be a text stream without `buffer` (tests, embedding programs)
+    for number, raw in enumerate(getattr(sys.stdin, "buffer", None) or sys.stdin, start=1):
         try:
-            yield raw.decode("utf-8").rstrip("\r\n")
+            yield (raw if isinstance(raw, str) else raw.decode("utf-8")).rstrip("\r\n")
         except UnicodeDecodeError as error:
             raise UserInputError(f"stdin line {number} is not valid UTF-8 (byte {error.start + 1} "
                                  f"of the line is 0x{raw[error.start]:02x}); convert the input "

@@ -8,7 +8,5 @@ from keras_transformer.training.losses import (
 from keras_transformer.training.optimizer import make_optimizer, paper_adam
 from keras_transformer.training.schedule import TransformerSchedule
 
-__all__ = [
-    "MaskedAccuracy", "MaskedSequenceAccuracy", "MaskedSparseCategoricalCrossentropy",
-    "TransformerSchedule", "make_optimizer", "paper_adam",
-]  # fmt: skip
+__all__ = ["MaskedAccuracy", "MaskedSequenceAccuracy", "MaskedSparseCategoricalCrossentropy",
+           "TransformerSchedule", "make_optimizer", "paper_adam"]  # fmt: skip

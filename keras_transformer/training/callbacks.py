@@ -8,16 +8,13 @@ import signal
 
 import keras
 
-KILL_AT = "KERAS_TRANSFORMER_TEST_KILL_AT"
-"""Test hook only: the environment variable naming where `kill_point` SIGKILLs training."""
+KILL_AT = "KERAS_TRANSFORMER_TEST_KILL_AT"  # test hook only: names where `kill_point` kills
 
 
 def kill_point(name: str) -> None:
-    """Test hook: SIGKILL this process when `$KERAS_TRANSFORMER_TEST_KILL_AT` equals `name`.
-
-    Points: `mid_epoch:E` (after batch 1 of epoch E), `after_checkpoint:E` (after the best
-    checkpoint of epoch E, before its history row), `before_plots` and `before_metrics`.
-    """
+    """Test hook: SIGKILL this process when `$KERAS_TRANSFORMER_TEST_KILL_AT` equals `name`:
+    `mid_epoch:E` (after batch 1 of epoch E), `after_checkpoint:E` (after epoch E's best
+    checkpoint, before its history row), `before_plots` or `before_metrics`."""
     if os.environ.get(KILL_AT) == name:
         os.kill(os.getpid(), signal.SIGKILL)
 
@@ -32,8 +29,7 @@ def save_weights_atomically(model: keras.Model, filepath: str) -> None:
     moment leaves a loadable `filepath` (ending in `.weights.h5`)."""
     if not filepath.endswith(".weights.h5"):
         raise ValueError(f"filepath={filepath!r} must end in '.weights.h5'")
-    directory, name = os.path.split(filepath)
-    partial = os.path.join(directory, f".partial-{name}")
+    partial = os.path.join(os.path.dirname(filepath), f".partial-{os.path.basename(filepath)}")
     model.save_weights(partial, overwrite=True)
     _fsync_file(partial)
     os.replace(partial, filepath)
@@ -50,11 +46,10 @@ class ResumableCSVLogger(keras.callbacks.Callback):
 
     Example:
     >>> import os, tempfile, numpy as np
-    >>> path = os.path.join(tempfile.mkdtemp(), "history.csv")
+    >>> x, path = np.ones((4, 2)), os.path.join(tempfile.mkdtemp(), "history.csv")
     >>> model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
     >>> model.compile("sgd", "mse")
-    >>> _ = model.fit(np.ones((4, 2)), np.ones((4, 1)), epochs=2, verbose=0,
-    ...               callbacks=[ResumableCSVLogger(path)])
+    >>> _ = model.fit(x, x[:, :1], epochs=2, verbose=0, callbacks=[ResumableCSVLogger(path)])
     >>> [row.split(",")[0] for row in open(path).read().split()]
     ['epoch', '0', '1']
     """
@@ -63,20 +58,17 @@ class ResumableCSVLogger(keras.callbacks.Callback):
         super().__init__()
         self.filename, self._fields, self._started = os.fspath(filename), None, False
 
-    def _read(self) -> tuple[list[str] | None, list[dict]]:
-        if not os.path.isfile(self.filename):
-            return None, []
-        with open(self.filename, newline="") as handle:
-            reader = csv.DictReader(handle)
-            return reader.fieldnames, list(reader)
-
     def on_train_begin(self, logs=None):
         self._started = False
 
     def on_epoch_begin(self, epoch, logs=None):
         if self._started:
             return
-        self._started, (fields, rows) = True, self._read()
+        self._started, fields, rows = True, None, []
+        if os.path.isfile(self.filename):
+            with open(self.filename, newline="") as handle:
+                reader = csv.DictReader(handle)
+                fields, rows = reader.fieldnames, list(reader)
         kept = [row for row in rows if row.get("epoch", "").isdigit() and int(row["epoch"]) < epoch]
         if fields is not None and len(kept) != len(rows):
             self._write(fields, kept, mode="w")
@@ -84,10 +76,9 @@ class ResumableCSVLogger(keras.callbacks.Callback):
 
     def on_epoch_end(self, epoch, logs=None):
         values = {"epoch": epoch, **{k: repr(float(v)) for k, v in sorted((logs or {}).items())}}
-        if self._fields is None:
+        if new := self._fields is None:
             self._fields = list(values)
-            self._write(self._fields, [], mode="w")
-        self._write(self._fields, [values], mode="a")
+        self._write(self._fields, [values], mode="w" if new else "a")
 
     def _write(self, fields, rows, mode):
         with open(self.filename, mode, newline="") as handle:
@@ -134,8 +125,7 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
     """`keras.callbacks.BackupAndRestore` whose backup survives a kill at any moment.
 
     Keras overwrites `latest.weights.h5` in place: a kill mid-write leaves a truncated file
-    (`OSError: Unable to synchronously open file` on resume). Here weights, then metadata, are
-    written to temporary files and `os.replace`d.
+    (`OSError: Unable to synchronously open file` on resume). Here both files are `os.replace`d.
 
     Args:
         backup_dir: the directory holding the backup (deleted after a finished run).

@@ -1,9 +1,9 @@
 """A dual encoder trained with in-batch negatives: sentence vectors for semantic search.
 
 One shared encoder embeds both sides of each pair; the loss is a softmax over the `B x B`
-cosine similarities of a batch, whose right answer for row `i` is column `i`.
-"""
+cosine similarities of a batch, whose right answer for row `i` is column `i`."""
 
+import functools
 from collections.abc import Sequence
 
 import keras
@@ -14,10 +14,8 @@ from keras_transformer.layers import InBatchSimilarity
 from keras_transformer.models.dual_encoder import build_dual_encoder
 from keras_transformer.training.fitting import classifier_compile
 
-__all__ = [
-    "InBatchSimilarity", "build_dual_encoder", "load_sentence_encoder", "pair_dataset",
-    "train_dual_encoder",
-]  # fmt: skip
+__all__ = ["InBatchSimilarity", "build_dual_encoder", "load_sentence_encoder", "pair_dataset",
+           "train_dual_encoder"]  # fmt: skip
 
 
 def train_dual_encoder(
@@ -44,14 +42,10 @@ def train_dual_encoder(
     pooling = model_kwargs.get("pooling", "mean")
     model, encoder = build_dual_encoder(tokenizer.vocab_size, max_length=max_length, **model_kwargs)
     model.compile(keras.optimizers.Adam(learning_rate), **classifier_compile("in_batch_accuracy"))
-
-    def dataset(pairs, training):
-        return pair_dataset(
-            pairs, tokenizer, batch_size=batch_size, max_length=max_length, shuffle=training,
-            seed=seed,
-        )  # fmt: skip
-
-    validation = dataset(validation_pairs, False) if validation_pairs else None
+    dataset = functools.partial(
+        pair_dataset, tokenizer=tokenizer, batch_size=batch_size, max_length=max_length, seed=seed
+    )
+    validation = dataset(validation_pairs, shuffle=False) if validation_pairs else None
     fit = {"epochs": epochs, "shuffle": False, "verbose": verbose}  # tf.data shuffles itself
-    history = model.fit(dataset(train_pairs, True), validation_data=validation, **fit)
+    history = model.fit(dataset(train_pairs, shuffle=True), validation_data=validation, **fit)
     return SentenceEncoder(encoder, tokenizer, pooling=pooling, max_length=max_length), history

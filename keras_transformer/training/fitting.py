@@ -1,9 +1,8 @@
 """`fit_run`: the `model.fit` of every `train` and `pretrain` run, with its callbacks.
 
-They resume from `<run_dir>/backup`, log `history.csv` (continuous across resumes), keep
-`checkpoints/best.weights.h5` at the lowest `val_loss` (never a NaN epoch), stop on NaN, on
-`val_loss` or on a converged exact-match rate, and write TensorBoard logs under `logs/`.
-"""
+They resume from `<run_dir>/backup`, log `history.csv`, keep `checkpoints/best.weights.h5` at
+the lowest finite `val_loss`, stop on NaN, `val_loss` or a converged exact-match rate, and write
+TensorBoard logs under `logs/`."""
 
 import dataclasses
 import logging
@@ -50,11 +49,8 @@ class FitResult:
 def compile_model(
     model: keras.Model, config, jit_compile: bool, *, learning_rate=None, loss=None, metrics=None
 ) -> keras.optimizers.Optimizer:
-    """Compiles `model` the way every run does; returns its optimizer.
-
-    Adam on the paper's schedule or at `learning_rate` (else `config.learning_rate`); unless
-    given, the masked loss (`config.label_smoothing`), token and sequence accuracy.
-    """
+    """Compiles `model` with Adam on the paper's schedule or at `learning_rate` (else
+    `config.learning_rate`) and, unless given, the masked loss and accuracies; returns Adam."""
     rate = learning_rate or getattr(config, "learning_rate", None)
     optimizer = paper_adam(rate) if rate else make_optimizer(config.d_model, config.warmup_steps)
     loss = loss or MaskedLoss(label_smoothing=config.label_smoothing)
@@ -74,17 +70,13 @@ def classifier_compile(name: str = "accuracy") -> dict:
 class SequencesConverged(keras.callbacks.Callback):
     """Stops training once `val_sequence_accuracy` has converged.
 
-    Converged: at least `ceiling` of the validation sequences are right, or the best rate is
-    at least `floor` and `patience` epochs in a row did not beat it by `min_delta` (below
-    `floor`, flat epochs may be a dip at the learning-rate peak). Under a `BudgetSchedule`, a
-    rate above `floor` instead decays the learning rate to zero over one more epoch, then
-    stops: weights taken near the peak rate are noisy.
-    """
+    Converged: `ceiling` of the sequences are right, or the best rate >= `floor` was not beaten
+    by `min_delta` for `patience` epochs (below `floor`, flat epochs may be a dip at the peak
+    learning rate). Under a `BudgetSchedule`, the learning rate then first decays to zero over
+    one more epoch: weights taken near its peak are noisy."""
 
-    def __init__(
-        self, floor: float = 0.99, min_delta: float = 0.002, patience: int = 1,
-        ceiling: float = 0.999,
-    ):  # fmt: skip
+    def __init__(self, floor: float = 0.99, min_delta: float = 0.002, patience: int = 1,
+                 ceiling: float = 0.999):  # fmt: skip
         super().__init__()
         self.floor, self.min_delta, self.patience = floor, min_delta, patience
         self.ceiling, self.best, self.flat, self.cooling = ceiling, None, 0, False
@@ -120,16 +112,14 @@ class SequencesConverged(keras.callbacks.Callback):
 
 def best_logged(history_csv: str, column: str) -> float | None:
     """Smallest finite value of `column` in an existing history file (None if none)."""
-    if not os.path.isfile(history_csv):
-        return None
-    values = [v for v in read_history(history_csv).get(column, []) if math.isfinite(v)]
+    logged = read_history(history_csv).get(column, []) if os.path.isfile(history_csv) else []
+    values = [v for v in logged if math.isfinite(v)]
     return min(values) if values else None
 
 
-def fit_run(
-    model: keras.Model, train_ds, val_ds, *, run_dir: str, epochs: int,
-    early_stopping_patience: int, tensorboard: bool = True, callbacks: list | None = None,
-) -> FitResult:  # fmt: skip
+def fit_run(model: keras.Model, train_ds, val_ds, *, run_dir: str, epochs: int,
+            early_stopping_patience: int, tensorboard: bool = True,
+            callbacks: list | None = None) -> FitResult:  # fmt: skip
     """Fits `model` (compiled) with the run directory's callbacks; see the module docstring.
 
     Args:
@@ -150,8 +140,7 @@ def fit_run(
     """
     best = os.path.join(run_dir, "checkpoints", "best.weights.h5")
     os.makedirs(os.path.dirname(best), exist_ok=True)
-    history_csv = os.path.join(run_dir, "history.csv")
-    logs = os.path.join(run_dir, "logs")
+    history_csv, logs = os.path.join(run_dir, "history.csv"), os.path.join(run_dir, "logs")
     callbacks = [
         keras.callbacks.TerminateOnNaN(),
         # Resuming keeps the best validation loss so far as the bar to beat.
@@ -169,8 +158,7 @@ def fit_run(
         shuffle=False,  # the tf.data pipelines shuffle themselves
         verbose=1 if sys.stdout.isatty() else 2,  # a progress bar on a terminal, else a line
     )  # fmt: skip
-    seconds = time.perf_counter() - start
-    losses = history.history.get("loss", [])
+    seconds, losses = time.perf_counter() - start, history.history.get("loss", [])
     if diverged := any(not math.isfinite(v) for v in losses):
         if not os.path.exists(best):
             raise ValueError(

@@ -25,10 +25,8 @@ def make_optimizer(
 
     Example:
     >>> optimizer = make_optimizer(d_model=128, warmup_steps=4000)
-    >>> optimizer.beta_2, optimizer.epsilon
-    (0.98, 1e-09)
-    >>> float(optimizer.learning_rate) > 0.0  # step 1 of the warm-up
-    True
+    >>> optimizer.beta_2, optimizer.epsilon, float(optimizer.learning_rate) > 0.0  # step 1 > 0
+    (0.98, 1e-09, True)
 
     Reference:
         Vaswani et al., "Attention Is All You Need", NeurIPS 2017, section 5.3.

@@ -1,7 +1,4 @@
-"""One training run, end to end: `train` runs the shared steps around an architecture's recipe.
-
-It writes the run directory described in docs/cli.md; under `tf.distribute` only the chief.
-"""
+"""One training run, end to end: `train` runs the shared steps around an architecture's recipe."""
 
 import logging
 import os
@@ -43,10 +40,8 @@ def train(config: TrainConfig) -> dict:
     precision = resolve_precision(config.mixed_precision)
     keras.mixed_precision.set_global_policy(PRECISIONS[precision])
     xla = use_xla(config.jit_compile)
-    logger.info(
-        "task %s: %d train, %d validation, %d test examples",
-        task.name, len(task.train), len(task.validation), len(task.test),
-    )  # fmt: skip
+    logger.info("task %s: %d train, %d validation, %d test examples", task.name, len(task.train),
+                len(task.validation), len(task.test))  # fmt: skip
     # The recipe learns the vocabularies and batches in memory: bad settings fail before any file.
     recipe = RECIPES[recipe_name(config)](config, task, init)
     rundir.check_not_finished(config.run_dir, config.overwrite)
@@ -60,26 +55,21 @@ def train(config: TrainConfig) -> dict:
             callbacks.append(TimeBudget(config.time_budget, schedule=schedule))
     with strategy.scope():  # variables mirrored on every replica
         model = recipe.build()
-        optimizer = compile_model(
-            model, config, xla, learning_rate=recipe.learning_rate or schedule,
-            loss=recipe.loss, metrics=recipe.metrics,
-        )  # fmt: skip
+        optimizer = compile_model(model, config, xla, loss=recipe.loss, metrics=recipe.metrics,
+                                  learning_rate=recipe.learning_rate or schedule)  # fmt: skip
     distribute.prepare_for_strategy(model, recipe.train_ds.element_spec)
     rundir.write_config(
         config, run_dir, jit_compile_resolved=xla, mixed_precision_resolved=precision,
         num_replicas=replicas, sized_from_data=sized,
         planned_steps=None if schedule is None else schedule.total_steps, **recipe.config_extra,
     )  # fmt: skip
-    fit = fit_run(
-        model, recipe.train_ds, recipe.val_ds, run_dir=run_dir, epochs=config.epochs,
-        early_stopping_patience=config.early_stopping_patience, callbacks=callbacks,
-    )  # fmt: skip
+    fit = fit_run(model, recipe.train_ds, recipe.val_ds, run_dir=run_dir, epochs=config.epochs,
+                  early_stopping_patience=config.early_stopping_patience,
+                  callbacks=callbacks)  # fmt: skip
     model.save(os.path.join(run_dir, "model.keras"))
     kill_point("before_plots")  # test hook (callbacks.kill_point): no-op unless set
-    metrics = {
-        "architecture": config.architecture, **recipe.evaluate(model, fit),
-        **fit.metrics(model), "num_test": len(task.test),
-    }  # fmt: skip
+    metrics = {"architecture": config.architecture, **recipe.evaluate(model, fit),
+               **fit.metrics(model), "num_test": len(task.test)}  # fmt: skip
     if config.time_budget is not None:
         metrics["time_budget_seconds"] = config.time_budget
         metrics["stopped_by_time_budget"] = callbacks[0].stopped_step is not None
@@ -103,9 +93,8 @@ def size_from_data(config: TrainConfig, task) -> dict:
     from keras_transformer.data import sizing
 
     stats, budget = sizing.corpus_stats(task.train), config.time_budget
-    chosen = config.apply_plan(
-        sizing.plan_training(stats, budget_seconds=budget, batch_size=config.batch_size)
-    )
+    plan = sizing.plan_training(stats, budget_seconds=budget, batch_size=config.batch_size)
+    chosen = config.apply_plan(plan)
     chosen_text = ", ".join(f"{name} {value}" for name, value in chosen.items())
     logger.info("sized from the %d training pairs: %s", len(task.train), chosen_text)
     return chosen

@@ -69,11 +69,9 @@ def write_config(config: Any, run_dir: str, **extra: Any) -> None:
 
 
 def plot_run_curves(run_dir: str, config: Any, steps: int, schedule: Any = None) -> None:
-    """`plots/history.png` and `plots/learning_rate.png` over the `steps` taken.
-
-    The rate is `schedule` (a `BudgetSchedule` or a constant), else `config.learning_rate`,
-    else the paper's `TransformerSchedule` (drawn over at least two warm-ups).
-    """
+    """`plots/history.png` and `plots/learning_rate.png` over the `steps` taken; the rate is
+    `schedule` (a `BudgetSchedule` or a constant), else `config.learning_rate`, else the
+    paper's `TransformerSchedule` (drawn over at least two warm-ups)."""
     history = plots.read_history(os.path.join(run_dir, "history.csv"))
     plots.plot_history(history, os.path.join(run_dir, "plots", "history.png"))
     path = os.path.join(run_dir, "plots", "learning_rate.png")

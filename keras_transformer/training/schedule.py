@@ -41,10 +41,8 @@ class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
 
     Example:
     >>> schedule = TransformerSchedule(d_model=512, warmup_steps=4000)
-    >>> float(schedule(3999))  # paper step 4000: the peak, (512 * 4000) ** -0.5
-    0.000699
-    >>> float(schedule(0)) > 0.0  # the first update does not get lr = 0
-    True
+    >>> float(schedule(3999)), float(schedule(0)) > 0.0  # the peak (512 * 4000) ** -0.5; lr > 0
+    (0.000699, True)
     >>> optimizer = keras.optimizers.Adam(schedule, beta_1=0.9, beta_2=0.98, epsilon=1e-9)
 
     Reference:
