@@ -1,7 +1,7 @@
 """`keras-transformer benchmark`: time training steps (ours against peers) and decoding here."""
 
 PRECISION_FLAGS = {"fp32": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
-# keras_transformer.measure.harness's MODELS and SIZES, repeated: `--help` imports no TensorFlow.
+# benchmarks/harness.py's MODELS and SIZES, repeated: `--help` imports no TensorFlow.
 MODELS = ("ours", "keras_mha", "keras_hub", "tutorial")
 SIZES = ("tutorial", "base", "tiny")
 
@@ -34,6 +34,6 @@ def register(sub) -> None:
 
 
 def _benchmark(args) -> int:
-    from keras_transformer.measure.harness import main
+    from keras_transformer.commands._benchmarks import load
 
-    return main(args, PRECISION_FLAGS)
+    return load("harness").main(args, PRECISION_FLAGS)

@@ -18,6 +18,6 @@ def register(sub) -> None:
 
 
 def _compare(args) -> int:
-    from keras_transformer.measure.report import main
+    from keras_transformer.commands._benchmarks import load
 
-    return main(args)
+    return load("comparison").main(args)

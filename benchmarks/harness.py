@@ -390,10 +390,10 @@ def measure_memory(
     spec = dict(model=model, size=dict(size), jit_compile=jit_compile, precision=precision)
     spec.update(attention_dropout=attention_dropout, steps=steps)
     code = (
-        "import json, sys; from keras_transformer.measure.harness import _memory_probe; "
+        "import json, sys; from harness import _memory_probe; "
         "print('RESULT ' + json.dumps(_memory_probe(json.loads(sys.argv[1]))))"
     )
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # holds benchmarks/
+    root = os.path.dirname(os.path.abspath(__file__))  # benchmarks/, which holds this module
     path = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": path}
     command = [sys.executable, "-c", code, json.dumps(spec)]
