@@ -18,28 +18,26 @@ import numpy as np
 import sacrebleu
 import tensorflow as tf
 
-from keras_transformer import data, models, plots
+from keras_transformer import data, models
 from keras_transformer.data import it_referent
 from keras_transformer.data.batches import (
     array_dataset,
     classification_dataset,
-    encode_prompts,
     it_token_arrays,
     pair_dataset,
     prefix_dataset,
-    prefix_sequences,
 )
 from keras_transformer.data.normalize import normalize_text
 from keras_transformer.inference import SentenceEncoder, Translator, retrieval_accuracy
 from keras_transformer.inference.generation import translate_by_prefix
 from keras_transformer.models.config import TransformerConfig
+from keras_transformer.plots import plot_cross_attention, plot_it_attention
 from keras_transformer.training.config import SEQUENCE_TASKS, TOKEN_TASKS
 from keras_transformer.training.fitting import classifier_compile
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["RECIPES", "Recipe", "plot_it_attention", "recipe_name"]
-__all__ += ["encode_prompts", "it_token_arrays", "prefix_sequences", "translate_by_prefix"]
+__all__ = ["RECIPES", "Recipe", "recipe_name"]
 
 
 @dataclasses.dataclass
@@ -160,32 +158,6 @@ def translation(config, task: data.Task, init=None) -> Recipe:
     )  # fmt: skip
 
 
-def plot_cross_attention(model, sizes, source_tokenizer, target_tokenizer, text, plots_dir) -> str:
-    """Heat map of the last decoder layer's cross-attention while translating `text`."""
-    probe = models.build_transformer(
-        source_tokenizer.vocab_size, target_tokenizer.vocab_size, config=sizes,
-        return_attention_scores=True,
-    )  # fmt: skip
-    probe.set_weights(model.get_weights())
-    translator = Translator(model, source_tokenizer, target_tokenizer, max_length=sizes.max_length)
-    generated = [int(t) for t in translator.translate_tokens([text])[0] if t != 0]
-    target_ids = np.array([[target_tokenizer.start_id, *generated[:-1]]], "int32")
-    source_ids = np.asarray(data.encode_source([text], source_tokenizer, sizes.max_length))
-    source_ids = source_ids[:, : int(np.count_nonzero(source_ids))]
-    scores = probe({"source": source_ids, "target": target_ids}, training=False)
-    weights = scores[f"decoder_layer_{sizes.num_layers - 1}_cross_attention"][0]
-    return plots.plot_attention(
-        weights, _tokens(generated, target_tokenizer),
-        _tokens(list(source_ids[0]), source_tokenizer),
-        os.path.join(plots_dir, "cross_attention.png"),
-        title=f"last decoder layer cross-attention: {text!r}",
-    )  # fmt: skip
-
-
-def _tokens(ids, tokenizer) -> list[str]:
-    return [t.decode() for t in tokenizer.lookup(np.array([ids])).numpy()[0]]
-
-
 def _joint_tokenizer(config, task: data.Task, why: str = ""):
     """One WordPiece vocabulary over both sides of the training pairs (which must fill a batch)."""
     texts = [s for s, _ in task.train] + [t for _, t in task.train]
@@ -271,44 +243,6 @@ def it_referent_recipe(config, task: data.Task, init=None) -> Recipe:
             "source_vocab_size": tokenizer.vocab_size, "num_classes": num_classes,
             "class_names": list(it_referent.CLASS_NAMES),
         },
-    )  # fmt: skip
-
-
-def plot_it_attention(
-    model: keras.Model, tokenizer: data.WordPieceTokenizer, sentence: str, path: str, *,
-    causal: bool = False, config: TransformerConfig | None = None, **sizes: Any,
-) -> str:  # fmt: skip
-    """Heat map of every layer's attention *from "it"* (one row per layer, one panel per head).
-
-    Args:
-        model: a trained `build_token_classifier` model.
-        tokenizer: its tokenizer.
-        sentence: one `it-referent` sentence.
-        path: where to write the PNG.
-        causal: whether `model` is the causal (decoder-only) classifier.
-        config, **sizes: the sizes `model` was built with, as in `build_encoder`.
-
-    Returns:
-        The path of the PNG.
-    """
-    config = TransformerConfig.resolve(config, sizes)
-    prefix_name = "decoder" if causal else "encoder"
-    probe = models.build_token_classifier(
-        model.get_layer(f"{prefix_name}_embedding").vocab_size, model.get_layer("logits").units,
-        causal=causal, config=config, return_attention_scores=True,
-    )  # fmt: skip
-    probe.set_weights(model.get_weights())
-    ids = np.asarray(data.encode_source([sentence], tokenizer, config.max_length))
-    position = int(np.argmax(ids[0] == tokenizer.token_to_id("it")))
-    scores = probe(ids, training=False)
-    layers = range(config.num_layers)
-    names = [f"{prefix_name}_layer_{i}_self_attention" for i in layers]
-    # (num_heads, num_layers, seq_len): the row of "it" in every layer (zero after "it" if causal)
-    rows = np.stack([np.asarray(scores[name])[0, :, position] for name in names], axis=1)
-    kind = "causal decoder" if causal else "encoder"
-    return plots.plot_attention(
-        rows, [f"layer {i}: it" for i in layers], _tokens(list(ids[0]), tokenizer), path,
-        title=f"{kind} attention from 'it': {sentence!r}",
     )  # fmt: skip
 
 
