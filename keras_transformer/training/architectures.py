@@ -143,7 +143,7 @@ def translation(config, task: data.Task, init=None) -> Recipe:
 
     def evaluate(model, fit):
         translator = Translator(model, source, target, max_length=config.max_length)
-        test_ds = dataset(task.test, False)
+        test_ds = with_known_length(dataset(task.test, False))[0]  # else Keras warns
         return translation_metrics(model, test_ds, task.test, translator, tokens_per_epoch, fit)
 
     def plot(model, plots_dir):
@@ -182,7 +182,7 @@ def prefix(config, task: data.Task, init=None) -> Recipe:
 
     def evaluate(model, fit):
         translate = partial(translate_by_prefix, model, tokenizer, max_length=config.max_length)
-        test_ds = dataset(task.test, False)
+        test_ds = with_known_length(dataset(task.test, False))[0]  # else Keras warns
         return translation_metrics(model, test_ds, task.test, translate, tokens_per_epoch, fit)
 
     return Recipe(
@@ -278,7 +278,8 @@ def sequence(config, task: data.Task, init=None) -> Recipe:
         return model
 
     def evaluate(model, fit):
-        test_loss, test_accuracy = model.evaluate(dataset(task.test, False), verbose=0)
+        test_ds = with_known_length(dataset(task.test, False))[0]
+        test_loss, test_accuracy = model.evaluate(test_ds, verbose=0)
         counts = np.bincount([class_names.index(label) for _, label in task.test])
         return {
             "test_accuracy": float(test_accuracy), "test_loss": float(test_loss),
