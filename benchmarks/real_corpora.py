@@ -10,6 +10,10 @@ Two subcommands:
     python benchmarks/real_corpora.py run --corpora /tmp/corpora \\
         --pairs en-de en-fr --budget 8m --out /tmp/corpora/results
 
+    # trying a setting: score the validation split, ours only, one TrainConfig field changed
+    python benchmarks/real_corpora.py run --corpora /tmp/corpora --pairs en-de --budget 5m \\
+        --recipes ours --split validation --limit-test 300 --set vocab_size=1000 --out /tmp/try
+
 The corpus is SATED (Speaker Annotated TED talks, Michel & Neubig, ACL 2018),
 release 0.9.0, as kept in the git repository `mihirkhandekar/seq2seq-meminf`
 (folder `sated-release-0.9.0/`). Only its `dev` and `test` files are in that
@@ -222,14 +226,20 @@ def score(hypotheses: list[str], references: list[str]) -> dict[str, float]:
 # --------------------------------------------------------------------------- ours
 
 
-def train_ours(path: str, out: str, budget: float, *, seed: int, log):
-    """`keras-transformer train --task tsv --data path --time-budget budget`; returns
-    (translator, info)."""
+def train_ours(path: str, out: str, budget: float, *, seed: int, log, overrides=None):
+    """`keras-transformer train --task tsv --data path --time-budget budget` (with the
+    `TrainConfig` fields `overrides`); returns (translator, info)."""
     from keras_transformer.inference import Translator
     from keras_transformer.training.run import TrainConfig, train
 
     config = TrainConfig(
-        task="tsv", data=path, time_budget=budget, out=out, seed=seed, overwrite=True
+        task="tsv",
+        data=path,
+        time_budget=budget,
+        out=out,
+        seed=seed,
+        overwrite=True,
+        **(overrides or {}),
     )
     metrics = train(config)
     with open(os.path.join(out, "config.json"), encoding="utf-8") as handle:
@@ -493,9 +503,10 @@ def run(args) -> None:
     for pair in args.pairs:
         path = os.path.join(args.corpora, f"sated_{pair}", "pairs.tsv")
         task = tsv_task(path=path, seed=args.seed)  # the split train --task tsv makes
-        test = task.test[: args.limit_test] if args.limit_test else task.test
-        log(f"== {pair}: train {len(task.train)}, validation {len(task.validation)}, "
-            f"test {len(test)} pairs")  # fmt: skip
+        test = task.validation if args.split == "validation" else task.test
+        test = test[: args.limit_test] if args.limit_test else test
+        log(f"== {pair}: train {len(task.train)}, validation {len(task.validation)}; scoring "
+            f"{len(test)} {args.split} pairs")  # fmt: skip
         sources = [s for s, _ in test]
         references = [t for _, t in test]
         entry = {}
@@ -503,7 +514,9 @@ def run(args) -> None:
             rows = {}
             if recipe == "ours":
                 out = os.path.join(args.out, f"ours_{pair}")
-                translator, info = train_ours(path, out, budget, seed=args.seed, log=log)
+                translator, info = train_ours(
+                    path, out, budget, seed=args.seed, log=log, overrides=_overrides(args.set)
+                )
                 for name, beam in (("greedy", 1), ("beam 4", 4)):
                     start = time.perf_counter()
                     outputs = translate_all(translator, sources, beam_size=beam, alpha=0.6)
@@ -520,7 +533,7 @@ def run(args) -> None:
                 rows["greedy"]["decode_seconds"] = round(time.perf_counter() - start, 1)
                 rows["greedy"]["examples"] = outputs[:5]
             for name, row in rows.items():
-                log(f"  {recipe} test {name}: " + _fmt(row))
+                log(f"  {recipe} {args.split} {name}: " + _fmt(row))
             entry[recipe] = {"train": info, "test": rows}
         entry["references"] = references[:5]
         entry["sources"] = sources[:5]
@@ -528,14 +541,14 @@ def run(args) -> None:
         with open(os.path.join(args.out, "results.json"), "w", encoding="utf-8") as handle:
             json.dump({"budget_seconds": budget, "results": results}, handle, indent=1)
     log("")
-    log(table(results, budget))
+    log(table(results, budget, args.split))
     with open(os.path.join(args.out, "log.txt"), "w", encoding="utf-8") as handle:
         handle.write("\n".join(log_lines) + "\n")
 
 
-def table(results, budget) -> str:
+def table(results, budget, split="test") -> str:
     lines = [
-        f"Test split, {budget / 60:.0f} min of training (wall clock) per recipe",
+        f"{split.capitalize()} split, {budget / 60:.0f} min of training (wall clock) per recipe",
         "",
         "| corpus | recipe | params | epochs | decoding | BLEU | chrF | stutter | repeated 4-grams |",
         "|---|---|---:|---:|---|---:|---:|---:|---:|",
@@ -554,6 +567,21 @@ def table(results, budget) -> str:
     return "\n".join(lines)
 
 
+def _overrides(settings: list[str]) -> dict:
+    """`["dropout=0.3", "jit_compile=off"]` -> `{"dropout": 0.3, "jit_compile": "off"}`."""
+    pairs = [setting.partition("=") for setting in settings]
+    if any(not name or not sep for name, sep, _ in pairs):
+        raise SystemExit(f"--set takes NAME=VALUE items, got {settings}")
+
+    def value(text):
+        try:
+            return json.loads(text)  # numbers, true/false, null
+        except json.JSONDecodeError:
+            return text
+
+    return {name: value(text) for name, _, text in pairs}
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -567,6 +595,19 @@ def main(argv=None) -> None:
     r.add_argument("--recipes", nargs="+", default=["tutorial", "ours"])
     r.add_argument("--budget", default="8m", help="training time per recipe, e.g. 240s, 8m")
     r.add_argument("--limit-test", type=int, default=0)
+    r.add_argument(
+        "--split",
+        choices=("test", "validation"),
+        default="test",
+        help="score this split (validation: for trying settings; test: to report)",
+    )
+    r.add_argument(
+        "--set",
+        nargs="+",
+        default=[],
+        metavar="NAME=VALUE",
+        help="TrainConfig fields of ours to override, e.g. dropout=0.3 vocab_size=1000",
+    )
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--out", required=True)
     args = parser.parse_args(argv)
