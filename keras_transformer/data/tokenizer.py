@@ -18,6 +18,7 @@ import collections
 import itertools
 import os
 import re
+import warnings
 from collections.abc import Iterable, Sequence
 
 import tensorflow as tf
@@ -248,6 +249,13 @@ class WordPieceTokenizer(tf.Module):
             raise ValueError(
                 f"texts (got {len(texts)} strings) contain no words; pass non-empty training text"
             )
+        if long := [w for w in counts if len(w.encode("utf-8")) > max_bytes_per_word]:
+            warnings.warn(
+                f"{sum(counts[w] for w in long)} words of the training text are longer than "
+                f"max_bytes_per_word={max_bytes_per_word} UTF-8 bytes and tokenize to [UNK] (e.g. "
+                f"{long[0][:24]!r}..., {len(long[0].encode('utf-8'))} bytes); put spaces "
+                "between words or raise max_bytes_per_word", UserWarning, stacklevel=2,
+            )  # fmt: skip
         chars = sorted({char for word in counts for char in word})
         unspaced = {word: count for word, count in counts.items() if _UNSPACED.search(word)}
         spaced = [(word, count) for word, count in counts.items() if word not in unspaced]

@@ -1,5 +1,7 @@
 """WordPieceTokenizer: exact round trips with case and accents, reserved ids, files, export."""
 
+import warnings
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -217,3 +219,14 @@ def test_unspaced_thai_gets_pieces_from_merges_and_spaced_words_are_unchanged():
     alone = WordPieceTokenizer.learn(english, vocab_size=2000).vocabulary
     assert set(alone) <= set(mixed.vocabulary)
     assert all(_UNSPACED.search(t) for t in set(mixed.vocabulary) - set(alone))
+
+
+def test_words_beyond_max_bytes_per_word_are_named_when_learning():
+    """They tokenize to [UNK]: a warning, not silent loss (a Thai phrase of 70 letters is one word)."""
+    phrase = "สามพันสี่ร้อย" * 6  # 78 characters, 234 UTF-8 bytes, no space
+    with pytest.warns(UserWarning, match=r"2 words .* max_bytes_per_word=200 .* 234 bytes"):
+        tokenizer = WordPieceTokenizer.learn([f"one {phrase}", f"{phrase} two"], 100)
+    assert tokenizer.detokenize(tokenizer.tokenize([phrase])).numpy()[0] == b"[UNK]"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a short enough text learns without a warning
+        WordPieceTokenizer.learn([f"one {phrase}"], 100, max_bytes_per_word=300)
