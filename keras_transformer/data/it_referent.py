@@ -16,8 +16,6 @@ split holds (subject, object, adjective) combinations that never occur in
 training or validation.
 """
 
-from __future__ import annotations
-
 import itertools
 
 import numpy as np
