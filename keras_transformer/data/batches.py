@@ -150,8 +150,8 @@ def prefix_dataset(
     if shuffle:
         ds = ds.shuffle(len(pairs), seed=seed, reshuffle_each_iteration=True)
     ds = ds.ragged_batch(batch_size, drop_remainder=shuffle)
-    ds = ds.map(lambda x, y: (x.to_tensor(), y.to_tensor()))
-    return ds.cache().prefetch(tf.data.AUTOTUNE)
+    # No cache() after the shuffle: it would replay the first epoch's order every epoch.
+    return ds.map(lambda x, y: (x.to_tensor(), y.to_tensor())).prefetch(tf.data.AUTOTUNE)
 
 
 def pair_dataset(

@@ -177,8 +177,7 @@ def prefix(config, task: data.Task, init=None) -> Recipe:
             shuffle=training, seed=config.seed,
         )  # fmt: skip
 
-    train_ds = dataset(task.train, True)
-    tokens_per_epoch = sum(int(tf.math.count_nonzero(labels)) for _, labels in train_ds)
+    train_ds, tokens_per_epoch = with_known_length(dataset(task.train, True))
 
     def evaluate(model, fit):
         translate = partial(translate_by_prefix, model, tokenizer, max_length=config.max_length)

@@ -82,6 +82,15 @@ def test_causal_token_classifier_at_it_ignores_the_words_after_it():
             assert np.abs(at_it[0] - at_it[1]).max() > 1e-4
 
 
+def test_prefix_batches_are_reshuffled_every_epoch():
+    pairs = [(f"a{i} b", f"c d{i}") for i in range(40)]
+    tokenizer = data.WordPieceTokenizer.learn([text for pair in pairs for text in pair], 200)
+    ds = batches.prefix_dataset(pairs, tokenizer, batch_size=8, max_length=8, shuffle=True)
+    epochs = [[x.numpy().tolist() for x, _ in ds] for _ in range(2)]
+    assert len(epochs[0]) == 5 and epochs[0] != epochs[1]
+    assert sorted(map(str, sum(epochs[0], []))) == sorted(map(str, sum(epochs[1], [])))
+
+
 def test_prefix_sequences_train_on_the_target_only():
     tokenizer = data.WordPieceTokenizer.learn(["one two three", "eins zwei drei"], 60)
     inputs, labels = batches.prefix_sequences(
