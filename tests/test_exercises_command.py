@@ -7,8 +7,15 @@ import pathlib
 import pytest
 
 from keras_transformer import cli
-from keras_transformer.commands.exercises import DEFAULT_TUTORIALS, write_student_notebooks
-from keras_transformer.exercises import CHECKER_TAG, EXERCISE_TAG, student_version
+from keras_transformer.course.notebooks import (
+    CHECKER_TAG,
+    EXERCISE_TAG,
+    student_version,
+    tutorials_dir,
+    write_student_notebooks,
+)
+
+DEFAULT_TUTORIALS = tutorials_dir()
 
 
 def _cells(path, tag):

@@ -8,10 +8,8 @@ import json
 
 import pytest
 
+from keras_transformer.analysis import throughput as benchmarking
 from keras_transformer.commands import benchmark
-from keras_transformer.commands._benchmarks import load
-
-benchmarking = load("harness")  # benchmarks/harness.py
 
 
 def run(argv):
