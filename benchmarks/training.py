@@ -4,7 +4,7 @@ Everything is measured in one process, round-robin (each repeat times a chunk
 of steps of every variant in turn), and reported as ratios, so that the
 comparison survives a noisy machine. Throughput counts non-padding target
 tokens per second. The measurement code (FLOP formula, peers, memory probe)
-is `benchmarks/harness.py`; its docstring documents the formula.
+is `keras_transformer.analysis.throughput`; its docstring documents the formula.
 
     python benchmarks/training.py models    [--size tutorial|base|tiny] [--xla] [--memory]
     python benchmarks/training.py settings  [--size ...] [--memory]   # XLA x precision
@@ -30,11 +30,11 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import harness as benchmarking  # noqa: E402  (benchmarks/harness.py, beside this script)
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+from keras_transformer.analysis import throughput as benchmarking  # noqa: E402
 from keras_transformer.data import WordPieceTokenizer, load_task, make_dataset  # noqa: E402
 from keras_transformer.training import (  # noqa: E402
     MaskedSparseCategoricalCrossentropy,

@@ -9,16 +9,36 @@ import importlib
 __version__ = "0.1.0"
 
 SUBMODULES = (
-    "analysis", "data", "exercises", "export", "inference", "layers", "models", "plots", "training",
+    "analysis", "course", "data", "exercises", "export", "inference", "layers", "models", "plots",
+    "training",
 )  # fmt: skip
+
+REGISTERING_MODULES = (
+    "keras_transformer.layers",  # imports every layer module
+    "keras_transformer.training.losses",  # losses and metrics
+    "keras_transformer.training.schedule",  # TransformerSchedule
+    "keras_transformer.training.budget",  # BudgetSchedule of --time-budget runs
+)
+"""Every module that calls `keras.saving.register_keras_serializable` (tests/test_register.py
+scans the source for that call, so a module added or moved later cannot be left out)."""
 
 __all__ = [*SUBMODULES, "__version__", "register"]
 
 
 def register() -> None:
-    """Imports every module that registers Keras objects (layers, losses, metrics, schedule)."""
-    importlib.import_module("keras_transformer.layers")
-    importlib.import_module("keras_transformer.training")
+    """Registers every Keras object a run saves, so that `load_model` finds it by name.
+
+    Imports `REGISTERING_MODULES` (layers, losses, metrics, learning-rate schedules). Call it
+    once before `keras.models.load_model`:
+
+    ```python
+    import keras, keras_transformer as kt
+    kt.register()
+    model = keras.models.load_model("runs/numbers/model.keras", safe_mode=True)
+    ```
+    """
+    for name in REGISTERING_MODULES:
+        importlib.import_module(name)
 
 
 def __getattr__(name: str):

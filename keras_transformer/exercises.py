@@ -17,11 +17,9 @@ Example:
 ...     weights = np.exp(scores - scores.max(-1, keepdims=True))
 ...     weights = weights / weights.sum(-1, keepdims=True)
 ...     return weights @ value, weights
->>> exercises.check_scaled_dot_product_attention(attention) is None
-True
+>>> exercises.check_scaled_dot_product_attention(attention)  # silent: no mistake found
 """
 
-import ast
 import inspect
 
 import keras
@@ -834,50 +832,3 @@ def check_masked_loss(fn) -> None:
                 f"fn(labels, logits, label_smoothing=0.1) = {smoothed:.5f}; expected {want:.5f}: "
                 "target (1 - eps) * one_hot + eps / vocab_size (section 5.4)"
             )
-
-
-EXERCISE_TAG = "exercise"
-CHECKER_TAG = "checker"
-
-
-def student_version(source: str) -> str:
-    """The student version of an exercise cell: every body becomes `raise NotImplementedError`.
-
-    Top-level functions and methods keep decorators, signature and docstring.
-
-    Args:
-        source: the Python source of the exercise cell (IPython magics aside).
-
-    Returns:
-        The source with the bodies removed.
-
-    Example:
-    >>> print(student_version("def double(x):\\n    return 2 * x\\n"), end="")
-    def double(x):
-        raise NotImplementedError("exercise: write double")
-    """
-    try:
-        tree = ast.parse(source)
-    except SyntaxError as error:
-        raise ValueError(f"exercise cell is not valid Python ({error}); fix the cell") from None
-    functions = []
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            functions.append((node, node.name))
-        elif isinstance(node, ast.ClassDef):
-            for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    functions.append((item, f"{node.name}.{item.name}"))
-    if not functions:
-        raise ValueError("exercise cell defines no function or class; tag only cells that do")
-    lines = source.splitlines()
-    for node, name in sorted(functions, key=lambda pair: -pair[0].lineno):
-        body = node.body
-        has_doc = ast.get_docstring(node, clean=False) is not None
-        first = body[1] if has_doc and len(body) > 1 else (None if has_doc else body[0])
-        stub = f'{" " * body[0].col_offset}raise NotImplementedError("exercise: write {name}")'
-        if first is None:  # a docstring only
-            lines.insert(body[0].end_lineno, stub)
-            continue
-        lines[first.lineno - 1 : node.end_lineno] = [stub]
-    return "\n".join(lines) + "\n"

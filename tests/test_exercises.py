@@ -56,8 +56,25 @@ def keras_attention(query, key, value, mask=None):
 
 
 def test_attention_checker_accepts_correct_implementations():
-    assert exercises.check_scaled_dot_product_attention(make_attention()) is None
-    assert exercises.check_scaled_dot_product_attention(keras_attention) is None
+    # a checker returns None or raises AssertionError: calling it is the assertion
+    exercises.check_scaled_dot_product_attention(make_attention())
+    exercises.check_scaled_dot_product_attention(keras_attention)
+
+
+def test_the_correct_attention_is_correct_on_a_hand_computed_example():
+    """The implementation the checker accepts gives softmax(q k^T / sqrt(d_k)) v, by hand."""
+    query = np.array([[[2.0, 0.0]]], "float32")
+    key = np.array([[[1.0, 0.0], [0.0, 1.0]]], "float32")
+    value = np.array([[[10.0, 0.0], [0.0, 10.0]]], "float32")
+    a, b = np.exp(2 / np.sqrt(2)), np.exp(0.0)  # scores 2 / sqrt(2) and 0
+    expected_weights = np.array([[[a / (a + b), b / (a + b)]]])
+    for attention in (make_attention(), keras_attention):
+        output, weights = attention(query, key, value)
+        np.testing.assert_allclose(np.asarray(weights), expected_weights, rtol=1e-5)
+        np.testing.assert_allclose(np.asarray(output), 10 * expected_weights, rtol=1e-5)
+    masked = np.array([[[True, False]]])
+    output, weights = make_attention()(query, key, value, masked)
+    np.testing.assert_allclose(weights, [[[1.0, 0.0]]], atol=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -111,7 +128,12 @@ def make_positional_encoding(bug=None):
 
 
 def test_positional_encoding_checker_accepts_correct_implementation():
-    assert exercises.check_positional_encoding(make_positional_encoding()) is None
+    exercises.check_positional_encoding(make_positional_encoding())
+    # the accepted table is section 3.5's: PE(pos, 2i) = sin(pos / 10000^(2i/d)), cos at 2i+1
+    table = make_positional_encoding()(3, 4)
+    expected = [[0, 1, 0, 1], [np.sin(1), np.cos(1), np.sin(0.01), np.cos(0.01)],
+                [np.sin(2), np.cos(2), np.sin(0.02), np.cos(0.02)]]  # fmt: skip
+    np.testing.assert_allclose(table, expected, atol=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -197,8 +219,8 @@ class KerasWrappedAttention(keras.layers.Layer):
 
 
 def test_multi_head_attention_checker_accepts_correct_layers():
-    assert exercises.check_multi_head_attention(StudentMultiHeadAttention) is None
-    assert exercises.check_multi_head_attention(KerasWrappedAttention) is None
+    exercises.check_multi_head_attention(StudentMultiHeadAttention)
+    exercises.check_multi_head_attention(KerasWrappedAttention)
 
 
 @pytest.mark.parametrize(
@@ -252,7 +274,7 @@ class StudentAddNorm(keras.layers.Layer):
 
 
 def test_add_norm_checker():
-    assert exercises.check_add_norm(StudentAddNorm) is None
+    exercises.check_add_norm(StudentAddNorm)
     for bug, message in (
         ("no_residual", "no residual"),
         ("pre_ln", "pre-LN"),
@@ -282,7 +304,7 @@ class StudentFeedForward(keras.layers.Layer):
 
 
 def test_feed_forward_checker():
-    assert exercises.check_feed_forward(StudentFeedForward) is None
+    exercises.check_feed_forward(StudentFeedForward)
     for bug, message in (
         ("no_relu", "no ReLU"),
         ("relu_out", "also applied to the output"),
@@ -328,7 +350,7 @@ class StudentEncoderLayer(keras.layers.Layer):
 
 
 def test_encoder_layer_checker():
-    assert exercises.check_encoder_layer(StudentEncoderLayer) is None
+    exercises.check_encoder_layer(StudentEncoderLayer)
     for bug, message in (
         ("pre_ln", "pre-LN"),
         ("no_residual", "residual connections missing"),
@@ -374,7 +396,7 @@ class StudentDecoderLayer(keras.layers.Layer):
 
 
 def test_decoder_layer_checker():
-    assert exercises.check_decoder_layer(StudentDecoderLayer) is None
+    exercises.check_decoder_layer(StudentDecoderLayer)
     for bug, message in (
         ("not_causal", "not causal"),
         ("cross_first", "cross-attention before self-attention"),
@@ -426,8 +448,13 @@ def keras_loss(labels, logits):
 
 
 def test_masked_loss_checker():
-    assert exercises.check_masked_loss(make_loss()) is None
-    assert exercises.check_masked_loss(keras_loss) is None
+    exercises.check_masked_loss(make_loss())
+    exercises.check_masked_loss(keras_loss)
+    # the accepted NumPy loss is Keras's SparseCategoricalCrossentropy(ignore_class=0)
+    rng = np.random.default_rng(0)
+    labels = np.array([[3, 1, 0, 0], [2, 4, 1, 0]])
+    logits = rng.normal(size=(2, 4, 5)).astype("float32")
+    np.testing.assert_allclose(make_loss()(labels, logits), keras_loss(labels, logits), rtol=1e-5)
     for bug, message in (
         ("pad_counted", "padding counted"),
         ("divide_all", "divided by all positions"),

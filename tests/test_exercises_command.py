@@ -2,13 +2,23 @@
 
 import ast
 import json
+import os
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
 from keras_transformer import cli
-from keras_transformer.commands.exercises import DEFAULT_TUTORIALS, write_student_notebooks
-from keras_transformer.exercises import CHECKER_TAG, EXERCISE_TAG, student_version
+from keras_transformer.course.notebooks import (
+    CHECKER_TAG,
+    EXERCISE_TAG,
+    student_version,
+    tutorials_dir,
+    write_student_notebooks,
+)
+
+DEFAULT_TUTORIALS = tutorials_dir()
 
 
 def _cells(path, tag):
@@ -123,3 +133,28 @@ def test_no_exercise_cells_is_an_error(tmp_path):
     )
     assert write_student_notebooks(folder, tmp_path / "out") == []
     assert cli.main(["exercises", "--out", str(tmp_path / "out"), "--tutorials", str(folder)]) == 2
+
+
+def test_the_output_folder_gets_a_readme_pointing_at_the_solutions(tmp_path):
+    out = tmp_path / "students"
+    assert cli.main(["exercises", "--out", str(out)]) == 0
+    readme = (out / "README.md").read_text(encoding="utf-8")
+    assert str(DEFAULT_TUTORIALS.resolve()) in readme  # where the answers are
+    assert "jupyter lab" in readme and "kt.exercises.check_" in readme
+    for notebook in out.glob("*.ipynb"):
+        assert f"`{notebook.name}`" in readme
+
+
+def test_the_command_imports_no_tensorflow(tmp_path):
+    code = (
+        "import sys; from keras_transformer.cli import main; "
+        f"assert main(['exercises', '--out', {str(tmp_path / 'o')!r}]) == 0; "
+        "assert 'tensorflow' not in sys.modules and 'keras' not in sys.modules, 'imported'"
+    )
+    root = pathlib.Path(__file__).resolve().parent.parent
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -1,7 +1,11 @@
 """`keras-transformer benchmark`: time training steps (ours against peers) and decoding here."""
 
+import json
+import os
+import time
+
 PRECISION_FLAGS = {"fp32": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
-# benchmarks/harness.py's MODELS and SIZES, repeated: `--help` imports no TensorFlow.
+# keras_transformer.analysis.throughput's MODELS and SIZES, repeated: `--help` imports no TensorFlow.
 MODELS = ("ours", "keras_mha", "keras_hub", "tutorial")
 SIZES = ("tutorial", "base", "tiny")
 
@@ -34,6 +38,75 @@ def register(sub) -> None:
 
 
 def _benchmark(args) -> int:
-    from keras_transformer.commands._benchmarks import load
+    """Times the variants, prints the table, writes `--json`."""
+    import tensorflow as tf
 
-    return load("harness").main(args, PRECISION_FLAGS)
+    from keras_transformer.analysis.throughput import (
+        BLOCK_SIZES,
+        benchmark_decoding,
+        benchmark_training,
+        describe_machine,
+        format_training_table,
+        keras_hub_available,
+        machine_info,
+    )
+    from keras_transformer.models import build_transformer
+
+    tf.get_logger().setLevel("ERROR")
+    for name in ("steps", "repeats", "new_tokens", "decode_batch"):
+        if (value := getattr(args, name)) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} {value} must be a positive integer")
+    if args.json and os.path.isdir(args.json):
+        raise IsADirectoryError(f"--json {args.json} is a directory; pass a file name")
+    start = time.perf_counter()
+
+    def progress(message: str) -> None:
+        print(f"[{time.perf_counter() - start:6.1f}s] {message}", flush=True)
+
+    models = list(dict.fromkeys(args.models))
+    if "keras_hub" in models and not keras_hub_available():
+        print(
+            "note: KerasHub is not installed; skipping the keras_hub peer (pip install keras-hub)"
+        )
+        models.remove("keras_hub")
+    if not models:
+        raise ValueError("no model left to benchmark; pass --models ours (and peers)")
+    xla = {"off": (False,), "on": (True,), "both": (False, True)}[args.xla]
+    precisions = [PRECISION_FLAGS[p] for p in dict.fromkeys(args.precision)]
+    variants = [(m, jit, p) for p in precisions for jit in xla for m in models]
+
+    info = machine_info()
+    print("machine: " + describe_machine(info))
+    options = dict(steps=args.steps, repeats=args.repeats, memory=args.memory)
+    training = benchmark_training(args.size, variants, progress=progress, **options)
+    results = {"machine": info, "training": training}
+    size = training["size"]
+    print(
+        f"training, {args.size} size ({size['num_layers']} layers, d_model {size['d_model']}, "
+        f"{size['num_heads']} heads, dff {size['dff']}, vocabulary {size['vocab']}, batch "
+        f"{size['batch']} x length {size['length']}, {training['tokens_per_step']} non-padding "
+        f"tokens); matmul peak {training['matmul_peak_gflops']} GFLOP/s"
+    )
+    print(format_training_table(training))
+
+    if args.decoding:
+        progress("decoding: greedy search with and without the key/value cache")
+        sizes = {k: size[k] for k in BLOCK_SIZES} | {"max_length": max(64, args.new_tokens + 1)}
+        model = build_transformer(size["vocab"], size["vocab"], **sizes)
+        results["decoding"] = decoding = benchmark_decoding(
+            model, new_tokens=args.new_tokens, batch=args.decode_batch, repeats=args.repeats
+        )
+        print(
+            f"decoding {decoding['new_tokens']} tokens at batch {decoding['batch']}: "
+            f"cached {decoding['cached_tokens_per_s']:.0f} tokens/s, uncached "
+            f"{decoding['uncached_tokens_per_s']:.0f} tokens/s, cache speed-up "
+            f"{decoding['cache_speedup']:.2f}x"
+        )
+    if args.json:
+        if os.path.dirname(args.json):
+            os.makedirs(os.path.dirname(args.json), exist_ok=True)
+        with open(args.json, "w") as handle:
+            json.dump(results, handle, indent=2)
+        print(f"wrote {args.json}")
+    print(f"total {time.perf_counter() - start:.1f}s")
+    return 0

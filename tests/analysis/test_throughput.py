@@ -8,10 +8,8 @@ import json
 
 import pytest
 
+from keras_transformer.analysis import throughput as benchmarking
 from keras_transformer.commands import benchmark
-from keras_transformer.commands._benchmarks import load
-
-benchmarking = load("harness")  # benchmarks/harness.py
 
 
 def run(argv):
@@ -72,3 +70,11 @@ def test_flop_formula_counts_the_tutorial_heads():
 def test_bad_arguments_are_named():
     with pytest.raises(ValueError, match="--repeats 0"):
         run(["--size", "tiny", "--repeats", "0"])
+
+
+def test_memory_probe_runs_the_installed_module_in_a_fresh_process():
+    result = benchmarking.measure_memory("ours", benchmarking.SIZES["tiny"], steps=1)
+    assert result["peak_rss_mb"] >= result["baseline_rss_mb"] > 0
+    assert result["peak_increase_mb"] == pytest.approx(
+        result["peak_rss_mb"] - result["baseline_rss_mb"], abs=0.11
+    )

@@ -1,7 +1,10 @@
-"""The whole comparison in one call: run it, write `comparison.json`, `comparison.md`, `plots/`.
+"""Transformers against RNNs and CNNs, measured: the course's central argument as one report.
 
-`run_comparison` measures every column of Table 1 of the paper for self-attention, recurrent and
-convolutional layers; `write_comparison` writes the files; `keras-transformer compare` calls both.
+`run_comparison` measures every column of Table 1 of the paper (operations, sequential steps,
+maximum path length) for self-attention, recurrent and convolutional layers, plus gradient norms
+against distance, wall clock against length and long-range recall after brief training;
+`write_comparison` writes `comparison.json`, `comparison.md` and `plots/`;
+`keras-transformer compare` calls both.
 """
 
 import copy
@@ -603,35 +606,3 @@ def write_comparison(results: dict[str, Any], out_dir: str | os.PathLike) -> dic
     for name, plot in PLOTS.items():
         paths[name] = plot(results, os.path.join(plots_dir, name))
     return paths
-
-
-def main(args) -> int:
-    """`keras-transformer compare`: runs the comparison, writes it, prints the headline figures."""
-    # Every layer and model here traces its own tf.function; TensorFlow's "excessive
-    # retracing" notes are expected and would drown the progress lines.
-    tf.get_logger().setLevel("ERROR")
-    size, out = args.size or ("quick" if args.quick else "full"), args.out
-    if os.path.exists(out) and not os.path.isdir(out):
-        raise FileExistsError(f"--out {out} exists and is not a directory; pass another --out")
-    start = time.perf_counter()
-
-    def progress(message: str) -> None:
-        print(f"[{time.perf_counter() - start:6.1f}s] {message}", flush=True)
-
-    results = run_comparison(size, seed=args.seed, progress=progress)
-    paths = write_comparison(results, out)
-    print(f"wrote {paths['json']}, {paths['markdown']} and {len(paths) - 2} plots")
-    grad = results["gradients"]["curves"]
-    ratios = ", ".join(f"{kind} {curve['decay_ratio']:.3g}" for kind, curve in grad.items())
-    print(f"gradient norm ratio (farthest / distance 1): {ratios}")
-    fit = results["timing"]["self_attention_fit"]["quadratic_overtakes_linear_at"]
-    at = f"{fit:.0f}" if fit else "- (no positive quadratic fit)"
-    print(f"attention time: T^2 term overtakes the linear term from T = {at}")
-    lr = results["long_range"]
-    for name, accuracy in lr["accuracy"].items():
-        pairs = ", ".join(f"{n}: {a:.2f}" for n, a in zip(lr["distances"], accuracy, strict=True))
-        print(f"recall accuracy {name}: {pairs}")
-    load = results["environment"].get("load_average")
-    note = f" (load average {load} on {os.cpu_count()} cores at the start)" if load else ""
-    print(f"total {time.perf_counter() - start:.1f}s{note}")
-    return 0

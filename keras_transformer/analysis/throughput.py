@@ -1,8 +1,9 @@
-"""Training and decoding speed, measured so that ratios survive a noisy machine.
+"""Training and decoding throughput, measured so that ratios survive a noisy machine.
 
-Behind `keras-transformer benchmark` and `benchmarks/`. All variants are built in one process and
-timed round-robin, so load from other programs slows all alike; ratios are medians of per-repeat
-ratios; MFU is step FLOPs / step time / the peak of a float32 matmul timed in the same rounds.
+Behind `keras-transformer benchmark` and the scripts of the clone's `benchmarks/`. All variants
+are built in one process and timed round-robin, so load from other programs slows all alike;
+ratios are medians of per-repeat ratios; MFU is step FLOPs / step time / the peak of a float32
+matmul timed in the same rounds.
 
 FLOPs of one training step (`transformer_step_flops`), on the padded shapes: a `(m, k) @ (k, n)`
 product costs `2 m k n`. With `a = num_heads * key_dim` (`d` in the paper, `num_heads * d` in the
@@ -50,7 +51,7 @@ and `tiny` (seconds: tests, a first look). Real lengths are uniform in `[length 
 
 MODELS = ("ours", "keras_mha", "keras_hub", "tutorial")
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
-_BLOCKS = ("num_layers", "d_model", "num_heads", "dff")
+BLOCK_SIZES = ("num_layers", "d_model", "num_heads", "dff")
 
 
 def machine_info() -> dict[str, Any]:
@@ -292,7 +293,7 @@ def compile_model(
     previous = keras.mixed_precision.global_policy().name
     keras.mixed_precision.set_global_policy(precision)
     try:
-        kwargs = {k: size[k] for k in _BLOCKS} | {"max_length": max(256, size["length"])}
+        kwargs = {k: size[k] for k in BLOCK_SIZES} | {"max_length": max(256, size["length"])}
         kwargs.update(dropout=dropout, attention_dropout=attention_dropout)
         built = BUILDERS[model](size["vocab"], size["vocab"], **kwargs)
         loss = training_module.MaskedSparseCategoricalCrossentropy()
@@ -390,12 +391,10 @@ def measure_memory(
     spec = dict(model=model, size=dict(size), jit_compile=jit_compile, precision=precision)
     spec.update(attention_dropout=attention_dropout, steps=steps)
     code = (
-        "import json, sys; from harness import _memory_probe; "
+        "import json, sys; from keras_transformer.analysis.throughput import _memory_probe; "
         "print('RESULT ' + json.dumps(_memory_probe(json.loads(sys.argv[1]))))"
     )
-    root = os.path.dirname(os.path.abspath(__file__))  # benchmarks/, which holds this module
-    path = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": path}
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
     command = [sys.executable, "-c", code, json.dumps(spec)]
     completed = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
     for line in completed.stdout.splitlines():
@@ -454,7 +453,7 @@ def benchmark_training(
     for (model_name, jit, precision), label in zip(variants, models, strict=True):
         step = statistics.median(samples[label])
         flops = transformer_step_flops(
-            **{k: cfg[k] for k in (*_BLOCKS, "batch")}, target_vocab_size=cfg["vocab"],
+            **{k: cfg[k] for k in (*BLOCK_SIZES, "batch")}, target_vocab_size=cfg["vocab"],
             source_length=cfg["length"], target_length=cfg["length"],
             key_dim=model_key_dim(model_name, cfg["d_model"], cfg["num_heads"]),
         )  # fmt: skip
@@ -536,65 +535,3 @@ def benchmark_decoding(
         "uncached_tokens_per_s": round(generated / statistics.median(samples["uncached"]), 1),
         "cache_speedup": round(paired_ratio(samples["uncached"], samples["cached"]), 3),
     }  # fmt: skip
-
-
-def main(args, precision_flags: dict[str, str]) -> int:
-    """`keras-transformer benchmark`: times the variants, prints the table, writes `--json`."""
-    tf.get_logger().setLevel("ERROR")
-    for name in ("steps", "repeats", "new_tokens", "decode_batch"):
-        if (value := getattr(args, name)) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} {value} must be a positive integer")
-    if args.json and os.path.isdir(args.json):
-        raise IsADirectoryError(f"--json {args.json} is a directory; pass a file name")
-    start = time.perf_counter()
-
-    def progress(message: str) -> None:
-        print(f"[{time.perf_counter() - start:6.1f}s] {message}", flush=True)
-
-    models = list(dict.fromkeys(args.models))
-    if "keras_hub" in models and not keras_hub_available():
-        print(
-            "note: KerasHub is not installed; skipping the keras_hub peer (pip install keras-hub)"
-        )
-        models.remove("keras_hub")
-    if not models:
-        raise ValueError("no model left to benchmark; pass --models ours (and peers)")
-    xla = {"off": (False,), "on": (True,), "both": (False, True)}[args.xla]
-    precisions = [precision_flags[p] for p in dict.fromkeys(args.precision)]
-    variants = [(m, jit, p) for p in precisions for jit in xla for m in models]
-
-    info = machine_info()
-    print("machine: " + describe_machine(info))
-    options = dict(steps=args.steps, repeats=args.repeats, memory=args.memory)
-    training = benchmark_training(args.size, variants, progress=progress, **options)
-    results = {"machine": info, "training": training}
-    size = training["size"]
-    print(
-        f"training, {args.size} size ({size['num_layers']} layers, d_model {size['d_model']}, "
-        f"{size['num_heads']} heads, dff {size['dff']}, vocabulary {size['vocab']}, batch "
-        f"{size['batch']} x length {size['length']}, {training['tokens_per_step']} non-padding "
-        f"tokens); matmul peak {training['matmul_peak_gflops']} GFLOP/s"
-    )
-    print(format_training_table(training))
-
-    if args.decoding:
-        progress("decoding: greedy search with and without the key/value cache")
-        sizes = {k: size[k] for k in _BLOCKS} | {"max_length": max(64, args.new_tokens + 1)}
-        model = build_transformer(size["vocab"], size["vocab"], **sizes)
-        results["decoding"] = decoding = benchmark_decoding(
-            model, new_tokens=args.new_tokens, batch=args.decode_batch, repeats=args.repeats
-        )
-        print(
-            f"decoding {decoding['new_tokens']} tokens at batch {decoding['batch']}: "
-            f"cached {decoding['cached_tokens_per_s']:.0f} tokens/s, uncached "
-            f"{decoding['uncached_tokens_per_s']:.0f} tokens/s, cache speed-up "
-            f"{decoding['cache_speedup']:.2f}x"
-        )
-    if args.json:
-        if os.path.dirname(args.json):
-            os.makedirs(os.path.dirname(args.json), exist_ok=True)
-        with open(args.json, "w") as handle:
-            json.dump(results, handle, indent=2)
-        print(f"wrote {args.json}")
-    print(f"total {time.perf_counter() - start:.1f}s")
-    return 0

@@ -5,13 +5,13 @@ import json
 import matplotlib.image
 import pytest
 
+from keras_transformer.analysis.comparison import (
+    PLOTS,
+    SIZES,
+    comparison_markdown,
+    run_comparison,
+)
 from keras_transformer.cli import main
-from keras_transformer.commands._benchmarks import load
-
-PLOTS, SIZES, comparison_markdown, run_comparison = (
-    getattr(load("comparison"), name)
-    for name in ("PLOTS", "SIZES", "comparison_markdown", "run_comparison")
-)  # benchmarks/comparison.py
 
 
 @pytest.fixture(scope="module")
