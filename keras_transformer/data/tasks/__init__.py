@@ -20,14 +20,14 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from keras_transformer.data.imdb import imdb_task
-from keras_transformer.data.it_referent import it_referent_task
-from keras_transformer.data.numbers import numbers_task
-from keras_transformer.data.reviews import reviews_task
-from keras_transformer.data.synthetic import copy_task, recall_task, reverse_task, sort_task
-from keras_transformer.data.task import Task
-from keras_transformer.data.ted import ted_hrlr_pt_en_task
-from keras_transformer.data.tsv import tsv_task
+from keras_transformer.data.tasks.imdb import imdb_task
+from keras_transformer.data.tasks.it_referent import it_referent_task
+from keras_transformer.data.tasks.numbers import numbers_task
+from keras_transformer.data.tasks.reviews import reviews_task
+from keras_transformer.data.tasks.synthetic import copy_task, recall_task, reverse_task, sort_task
+from keras_transformer.data.tasks.task import Task
+from keras_transformer.data.tasks.ted import ted_hrlr_pt_en_task
+from keras_transformer.data.tasks.tsv import tsv_task
 
 _LOADERS: dict[str, Callable[..., Task]] = {
     "numbers": numbers_task,

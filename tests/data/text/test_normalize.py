@@ -14,9 +14,9 @@ import tensorflow as tf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from keras_transformer.data.normalize import normalize_text, normalize_text_tensor
-from keras_transformer.data.tokenizer import RESERVED_TOKENS, WordPieceTokenizer, count_words
-from keras_transformer.data.tsv import read_tsv
+from keras_transformer.data.tasks.tsv import read_tsv
+from keras_transformer.data.text.normalize import normalize_text, normalize_text_tensor
+from keras_transformer.data.text.tokenizer import RESERVED_TOKENS, WordPieceTokenizer, count_words
 
 ALL_CODE_POINTS = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
 UNICODE_SPACES = ["\u00a0", "\u202f", "\u2009", "\u3000", "\u2028", "\u1680", "\x85", "\x1c"]

@@ -3,8 +3,8 @@
 import pytest
 
 from keras_transformer.data import load_task
-from keras_transformer.data.corpus import load_corpus, read_text_file
-from keras_transformer.data.reviews import (
+from keras_transformer.data.tasks.corpus import load_corpus, read_text_file
+from keras_transformer.data.tasks.reviews import (
     NEGATIVE,
     NEGATIVE_CONTEXT,
     POSITIVE,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from keras_transformer.data.tsv import read_tsv, tsv_task
+from keras_transformer.data.tasks.tsv import read_tsv, tsv_task
 
 
 def _write(tmp_path, text, name="pairs.tsv"):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from num2words import num2words
 
-from keras_transformer.data.numbers import numbers_task, sample_numbers, supported_languages
+from keras_transformer.data.tasks.numbers import numbers_task, sample_numbers, supported_languages
 
 
 def _small(**options):

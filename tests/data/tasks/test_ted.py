@@ -8,7 +8,7 @@ import pytest
 import tensorflow_datasets as tfds
 
 from keras_transformer.cli import main
-from keras_transformer.data.ted import ted_hrlr_pt_en_task
+from keras_transformer.data.tasks.ted import ted_hrlr_pt_en_task
 
 
 def test_loads_three_splits_as_str_pairs_offline(tmp_path):

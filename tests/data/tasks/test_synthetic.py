@@ -2,7 +2,7 @@
 
 import pytest
 
-from keras_transformer.data.synthetic import (
+from keras_transformer.data.tasks.synthetic import (
     ALPHABET,
     copy_task,
     recall_task,

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_transformer.data.numbers import numbers_task
-from keras_transformer.data.synthetic import recall_task
-from keras_transformer.data.tokenizer import (
+from keras_transformer.data.tasks.numbers import numbers_task
+from keras_transformer.data.tasks.synthetic import recall_task
+from keras_transformer.data.text.tokenizer import (
     _UNSPACED,
     RESERVED_TOKENS,
     WordPieceTokenizer,

@@ -5,11 +5,12 @@ Text is normalised (`normalize_text`), split into words on spaces, and WordPiece
 "twenty-four" -> `twenty`, `##-`, `##four`. `detokenize(tokenize(s)) == normalize_text(s)`
 for text whose characters were seen when the vocabulary was learned.
 
-CJK ideographs are learned one piece each, as in multilingual BERT: otherwise frequent
-phrases (`##百二十三`) became pieces and numbers en->ja needed 10 epochs to 0.999 exact
-match instead of 2. Thai, Lao, Myanmar and Khmer words get byte-pair-merged pieces
-(`_merged_pieces`). Nothing is lower-cased or accent-stripped: the package scores the
-detokenized strings a user reads.
+CJK ideographs are learned one piece each, as in multilingual BERT, so that no frequent
+phrase (`##百二十三`) becomes a piece. Thai, Lao, Myanmar and Khmer words, written without
+spaces, get byte-pair-merged pieces (`_merged_pieces`). Nothing is lower-cased or
+accent-stripped: the package scores the detokenized strings a user reads. The
+measurements behind these choices are in docs/performance.md ("Time to quality on the
+numbers task").
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
 
-from keras_transformer.data.normalize import normalize_text_tensor
+from keras_transformer._validation import check_positive_int
+from keras_transformer.data.text.normalize import normalize_text_tensor
 
 RESERVED_TOKENS: tuple[str, ...] = ("[PAD]", "[UNK]", "[START]", "[END]", "[SEP]", "[MASK]")
 """Reserved tokens, in id order: `[PAD]`=0, `[UNK]`=1, `[START]`=2, `[END]`=3, `[SEP]`=4, `[MASK]`=5."""
@@ -47,9 +49,8 @@ def _is_suffix(token: str) -> bool:
 def _merged_pieces(counts: dict[str, int], max_merges: int) -> set[str]:
     """The pieces of `counts`' words after byte-pair merges (later pieces with `##`).
 
-    Merges the most frequent adjacent pair while it occurs >= `_MIN_MERGE_COUNT` times.
-    tensorflow-text's learner left Thai numbers at 12 pieces (12 epochs to 0.99 exact
-    match); merged they are 3.5 (3 epochs). Merging down to 10 occurrences: 12 epochs again.
+    Merges the most frequent adjacent pair while it occurs >= `_MIN_MERGE_COUNT` times,
+    at most `max_merges` times.
     """
     words, freqs = [list(word) for word in counts], list(counts.values())
     pairs, where = collections.Counter(), collections.defaultdict(set)
@@ -162,10 +163,7 @@ class WordPieceTokenizer(tf.Module):
         super().__init__(name=name)
         vocab = list(vocab)
         _validate_vocab(vocab)
-        if isinstance(max_bytes_per_word, bool) or not isinstance(max_bytes_per_word, int):
-            raise TypeError(f"max_bytes_per_word={max_bytes_per_word!r} must be an int, e.g. 200")
-        if max_bytes_per_word < 1:
-            raise ValueError(f"max_bytes_per_word={max_bytes_per_word} must be >= 1, e.g. 200")
+        check_positive_int("max_bytes_per_word", max_bytes_per_word)
         self._vocabulary = tuple(vocab)
         self.max_bytes_per_word = max_bytes_per_word
 
@@ -228,17 +226,16 @@ class WordPieceTokenizer(tf.Module):
             A `WordPieceTokenizer`.
         """
         texts = list(texts)
-        if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
-            raise TypeError(f"vocab_size={vocab_size!r} must be an int, e.g. 8000")
+        check_positive_int("vocab_size", vocab_size)
         if vocab_size <= len(RESERVED_TOKENS):
             raise ValueError(
                 f"vocab_size={vocab_size} must be larger than the {len(RESERVED_TOKENS)} "
                 "reserved tokens, e.g. 8000"
             )
-        names = ("lower_thresh", "max_word_length", "num_iterations")
-        for name, value in zip(names, (lower_thresh, max_word_length, num_iterations), strict=True):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}={value!r} must be a positive int")
+        check_positive_int("lower_thresh", lower_thresh)
+        check_positive_int("max_word_length", max_word_length)
+        check_positive_int("num_iterations", num_iterations)
+        check_positive_int("max_bytes_per_word", max_bytes_per_word)
         for index, text in enumerate(texts):
             if not isinstance(text, str):
                 raise TypeError(

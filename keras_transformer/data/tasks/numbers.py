@@ -23,8 +23,9 @@ from __future__ import annotations
 import numpy as np
 from num2words import CONVERTER_CLASSES, num2words
 
+from keras_transformer._validation import check_positive_int
 from keras_transformer.data._checks import check_int, check_seed
-from keras_transformer.data.task import Task
+from keras_transformer.data.tasks.task import Task
 
 _MAX_SUPPORTED_NUMBER = 10**18 - 1  # digit buckets must fit numpy's int64
 
@@ -152,7 +153,7 @@ def numbers_task(
     check_int("max_number", max_number)
     if max_number > _MAX_SUPPORTED_NUMBER:
         raise ValueError(f"max_number={max_number} must be <= {_MAX_SUPPORTED_NUMBER}")
-    check_int("num_train", num_train, minimum=1)
+    check_positive_int("num_train", num_train)
     check_int("num_validation", num_validation)
     check_int("num_test", num_test)
     check_seed(seed)

@@ -5,8 +5,8 @@ import pytest
 import tensorflow as tf
 
 from keras_transformer.data import WordPieceTokenizer
-from keras_transformer.data.masking import make_mlm_dataset, mask_tokens
-from keras_transformer.data.tokenizer import RESERVED_TOKENS
+from keras_transformer.data.batching.masking import make_mlm_dataset, mask_tokens
+from keras_transformer.data.text.tokenizer import RESERVED_TOKENS
 
 MASK = RESERVED_TOKENS.index("[MASK]")
 RESERVED = len(RESERVED_TOKENS)

@@ -26,8 +26,9 @@ import itertools
 
 import numpy as np
 
+from keras_transformer._validation import check_positive_int
 from keras_transformer.data._checks import check_int, check_seed
-from keras_transformer.data.task import Task
+from keras_transformer.data.tasks.task import Task
 
 POSITIVE: tuple[str, ...] = (
     "great", "wonderful", "superb", "brilliant", "delightful", "charming", "excellent",
@@ -142,7 +143,7 @@ def reviews_corpus(num_sentences: int = 20_000, seed: int = 0) -> list[str]:
     >>> reviews_corpus(2, seed=3)
     ['the finale was brilliant and i will buy the dvd', 'the dialogue was charming and we left smiling']
     """
-    check_int("num_sentences", num_sentences, minimum=1)
+    check_positive_int("num_sentences", num_sentences)
     rng = np.random.default_rng(check_seed(seed))
     sentences = []
     for _ in range(num_sentences):
@@ -191,7 +192,7 @@ def reviews_task(
     ('the sequel is excellent', 'positive')
     """
     for name, value in (("num_train", num_train), ("num_test", num_test)):
-        check_int(name, value, minimum=1)
+        check_positive_int(name, value)
     check_int("num_validation", num_validation)
     words = split_adjectives(seed)
     rng = np.random.default_rng(check_seed(seed) + 1)

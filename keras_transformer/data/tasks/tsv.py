@@ -6,7 +6,7 @@ two tab-separated fields, or has an empty side; with `on_error="raise"` (the
 default) every malformed line number is reported in one `ValueError`, with
 `on_error="skip"` they are left out and a `UserWarning` gives their count and the
 first line numbers. Each side is normalised as every tokenizer input is
-(`keras_transformer.data.normalize.normalize_text`: NFC, every run of Unicode
+(`keras_transformer.data.text.normalize.normalize_text`: NFC, every run of Unicode
 whitespace one ASCII space, stripped). Lines may end in CRLF.
 
 The pairs are split by *distinct source sentence*: all pairs sharing a source
@@ -20,18 +20,13 @@ import warnings
 
 import numpy as np
 
+from keras_transformer._validation import check_rate
 from keras_transformer.data._checks import check_seed
-from keras_transformer.data.normalize import normalize_text
-from keras_transformer.data.task import Task
+from keras_transformer.data.tasks.task import Task
+from keras_transformer.data.text.normalize import normalize_text
 
 _SHOWN_LINES = 10
 _SMALL_CORPUS = 100  # fewer distinct sources than this: warn that the splits are tiny
-
-
-def _check_fraction(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
-        raise ValueError(f"{name}={value!r} must be a number in [0, 1), e.g. 0.1")
-    return float(value)
 
 
 def read_tsv(path: str | os.PathLike, *, on_error: str = "raise") -> list[tuple[str, str]]:
@@ -146,8 +141,8 @@ def tsv_task(
         A `Task`. Split sizes are rounded counts of distinct sources; training
         keeps the rest and must not be empty.
     """
-    validation_fraction = _check_fraction("validation_fraction", validation_fraction)
-    test_fraction = _check_fraction("test_fraction", test_fraction)
+    check_rate("validation_fraction", validation_fraction)
+    check_rate("test_fraction", test_fraction)
     if validation_fraction + test_fraction >= 1:
         raise ValueError(
             f"validation_fraction={validation_fraction} + test_fraction={test_fraction} "

@@ -21,9 +21,10 @@ from collections.abc import Sequence
 
 import tensorflow as tf
 
-from keras_transformer.data._checks import check_int, check_seed
-from keras_transformer.data.pipeline import encode_source
-from keras_transformer.data.tokenizer import RESERVED_TOKENS
+from keras_transformer._validation import check_positive_int
+from keras_transformer.data._checks import check_seed
+from keras_transformer.data.batching.framing import encode_source
+from keras_transformer.data.text.tokenizer import RESERVED_TOKENS
 
 
 def _check_rate(name: str, value: float) -> float:
@@ -72,8 +73,8 @@ def mask_tokens(
     >>> inputs.numpy()  # 10 -> random 14; 12, 13 -> [MASK]=5; 14 kept
     array([[ 2, 14, 11,  5,  5, 14, 15,  3,  0,  0]], dtype=int32)
     """
-    check_int("vocab_size", vocab_size, minimum=1)
-    check_int("num_reserved", num_reserved, minimum=1)
+    check_positive_int("vocab_size", vocab_size)
+    check_positive_int("num_reserved", num_reserved)
     if vocab_size <= num_reserved:
         raise ValueError(
             f"vocab_size={vocab_size} must be larger than num_reserved={num_reserved}: "
@@ -139,7 +140,7 @@ def make_mlm_dataset(
 
     Example:
 
-    >>> from keras_transformer.data.tokenizer import WordPieceTokenizer
+    >>> from keras_transformer.data.text.tokenizer import WordPieceTokenizer
     >>> texts = ["the plot was dull", "a witty script"] * 4
     >>> tokenizer = WordPieceTokenizer.learn(texts, 40)
     >>> inputs, labels = next(iter(make_mlm_dataset(texts, tokenizer, batch_size=4,
@@ -147,7 +148,7 @@ def make_mlm_dataset(
     >>> inputs.shape == labels.shape, inputs.shape[0]
     (True, 4)
     """
-    check_int("batch_size", batch_size, minimum=1)
+    check_positive_int("batch_size", batch_size)
     check_seed(seed)
     if isinstance(texts, (str, bytes)) or len(texts) == 0:
         raise ValueError("texts must be a non-empty list of strings (the corpus)")

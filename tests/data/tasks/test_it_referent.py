@@ -2,7 +2,7 @@
 
 import pytest
 
-from keras_transformer.data import it_referent, load_task
+from keras_transformer.data.tasks import it_referent, load_task
 
 
 @pytest.fixture(scope="module")

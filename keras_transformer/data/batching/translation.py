@@ -1,6 +1,6 @@
-"""tf.data pipeline: string pairs -> padded, length-bucketed batches for `model.fit`.
+"""Translation pairs: string pairs -> padded, length-bucketed encoder-decoder batches.
 
-Each pair is tokenized, framed as `[START] ... [END]` and trimmed to
+Each pair is tokenized, framed as `[START] ... [END]` (`framing.frame`) and trimmed to
 `max_length` tokens (the `[END]` survives trimming). The framed target
 `t_0 .. t_n` is split into the decoder input `t_0 .. t_{n-1}` and the labels
 `t_1 .. t_n` (teacher forcing: the label at position i is the next token).
@@ -23,7 +23,9 @@ from typing import Any
 
 import tensorflow as tf
 
-from keras_transformer.data._checks import check_int, check_seed
+from keras_transformer._validation import check_positive_int
+from keras_transformer.data._checks import check_int, check_seed, is_int
+from keras_transformer.data.batching.framing import frame
 
 _TOKENIZE_BATCH = 1024
 
@@ -58,7 +60,7 @@ def _resolve_boundaries(
     boundaries = list(bucket_boundaries)
     if (
         not boundaries
-        or any(isinstance(b, bool) or not isinstance(b, int) for b in boundaries)
+        or not all(map(is_int, boundaries))
         or any(b < 2 for b in boundaries)
         or any(a >= b for a, b in zip(boundaries[:-1], boundaries[1:], strict=True))
     ):
@@ -90,59 +92,6 @@ def dataset_shapes(
     """
     boundaries = _resolve_boundaries(bucket_boundaries, max_length)
     return [(s, t) for s in boundaries for t in boundaries]
-
-
-def frame(ids: tf.RaggedTensor, start_id: int, end_id: int, max_length: int) -> tf.RaggedTensor:
-    """Adds `[START]` and `[END]` around each row and trims it to `max_length` tokens.
-
-    The text is cut, never the `[END]`: a row keeps its first `max_length - 2`
-    tokens.
-
-    Args:
-        ids: `(batch, None)` ragged token ids.
-        start_id: id of `[START]`.
-        end_id: id of `[END]`.
-        max_length: longest framed row, `[START]` and `[END]` included (>= 3).
-
-    Returns:
-        `(batch, None)` ragged ids of the same dtype.
-
-    Example:
-
-    >>> frame(tf.ragged.constant([[7, 8, 9], [7]]), 2, 3, max_length=4).to_list()
-    [[2, 7, 8, 3], [2, 7, 3]]
-    """
-    ids = ids[:, : max_length - 2]  # (batch, <= max_length - 2)
-    rows = tf.stack([ids.nrows(), 1])
-    starts = tf.RaggedTensor.from_tensor(tf.fill(rows, tf.constant(start_id, ids.dtype)))
-    ends = tf.RaggedTensor.from_tensor(tf.fill(rows, tf.constant(end_id, ids.dtype)))
-    return tf.concat([starts, ids, ends], axis=1)  # (batch, <= max_length)
-
-
-def encode_source(strings: Sequence[str] | tf.Tensor, tokenizer: Any, max_length: int) -> tf.Tensor:
-    """Source strings -> `[START] ids [END]`, trimmed to `max_length`, padded with 0.
-
-    The same framing as `make_dataset` gives the `"source"` input; made of
-    TensorFlow ops only, so it also runs inside a `tf.function` for serving.
-
-    Args:
-        strings: `(batch,)` strings.
-        tokenizer: a `WordPieceTokenizer` (anything with `tokenize`, `start_id`, `end_id`).
-        max_length: longest row, `[START]` and `[END]` included.
-
-    Returns:
-        int32 tensor `(batch, longest framed row)`.
-
-    Example:
-
-    >>> from keras_transformer.data.tokenizer import WordPieceTokenizer
-    >>> tokenizer = WordPieceTokenizer.learn(["a b c", "b a"], vocab_size=20)
-    >>> encode_source(["a b", "c"], tokenizer, max_length=8).shape
-    TensorShape([2, 4])
-    """
-    check_int("max_length", max_length, minimum=3)
-    ids = frame(tokenizer.tokenize(strings), tokenizer.start_id, tokenizer.end_id, max_length)
-    return tf.cast(ids.to_tensor(default_value=0), tf.int32)  # (batch, src_len)
 
 
 def _check_pairs(pairs: Sequence[tuple[str, str]]) -> tuple[list[str], list[str]]:
@@ -208,7 +157,7 @@ def make_dataset(
 
     Example:
 
-    >>> from keras_transformer.data.tokenizer import WordPieceTokenizer
+    >>> from keras_transformer.data.text.tokenizer import WordPieceTokenizer
     >>> tokenizer = WordPieceTokenizer.learn(["a b c", "c b a"], vocab_size=20)
     >>> dataset = make_dataset([("a b", "b a")] * 4, tokenizer, tokenizer, batch_size=2)
     >>> inputs, labels = next(iter(dataset))
@@ -216,7 +165,7 @@ def make_dataset(
     (TensorShape([2, 8]), TensorShape([2, 8]), TensorShape([2, 8]))
     """
     sources, targets = _check_pairs(pairs)
-    check_int("batch_size", batch_size, minimum=1)
+    check_positive_int("batch_size", batch_size)
     check_int("max_length", max_length, minimum=3)
     check_seed(seed)
     boundaries = _resolve_boundaries(bucket_boundaries, max_length)

@@ -21,7 +21,7 @@ import itertools
 import numpy as np
 
 from keras_transformer.data._checks import check_int, check_seed
-from keras_transformer.data.task import Task
+from keras_transformer.data.tasks.task import Task
 
 SUBJECTS: tuple[str, ...] = (
     "animal", "dog", "cat", "horse", "cow", "fox", "rabbit", "goat", "sheep", "bear",

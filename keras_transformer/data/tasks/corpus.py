@@ -5,9 +5,8 @@ from __future__ import annotations
 import logging
 import os
 
-from keras_transformer.data._checks import check_int, check_seed
-from keras_transformer.data.normalize import normalize_text
-from keras_transformer.data.reviews import reviews_corpus
+from keras_transformer.data.tasks.reviews import reviews_corpus
+from keras_transformer.data.text.normalize import normalize_text
 
 logger = logging.getLogger(__name__)
 
@@ -82,7 +81,5 @@ def load_corpus(source: str, *, num_sentences: int = 10_000, seed: int = 0) -> l
     5
     """
     if source in GENERATED_CORPORA:
-        return reviews_corpus(
-            check_int("num_sentences", num_sentences, minimum=1), check_seed(seed)
-        )
+        return reviews_corpus(num_sentences, seed)  # reviews_corpus checks both
     return read_text_file(source)

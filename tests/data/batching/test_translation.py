@@ -1,4 +1,4 @@
-"""make_dataset / encode_source: framing, label shift, bucketed padding, nothing lost."""
+"""make_dataset: framing, label shift, bucketed padding, nothing lost."""
 
 import collections
 
@@ -6,15 +6,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_transformer.data.pipeline import (
+from keras_transformer.data.batching.translation import (
     dataset_shapes,
     default_bucket_boundaries,
-    encode_source,
-    frame,
     make_dataset,
 )
-from keras_transformer.data.synthetic import reverse_task
-from keras_transformer.data.tokenizer import WordPieceTokenizer
+from keras_transformer.data.tasks.synthetic import reverse_task
+from keras_transformer.data.text.tokenizer import WordPieceTokenizer
 
 START, END = 2, 3
 
@@ -121,20 +119,6 @@ def test_shuffle_is_seeded(task, tokenizer):
 
     assert order(0) == order(0)
     assert order(0) != order(1)
-
-
-def test_encode_source_matches_the_dataset_framing(tokenizer):
-    encoded = encode_source(["a b c", "d"], tokenizer, max_length=4).numpy()
-    assert encoded.dtype == np.int32 and encoded.shape == (2, 4)
-    ids = tokenizer.tokenize(["a b c", "d"]).to_list()
-    assert encoded.tolist() == [[START, ids[0][0], ids[0][1], END], [START, ids[1][0], END, 0]]
-    graph = tf.function(lambda s: encode_source(s, tokenizer, max_length=8))
-    assert graph(tf.constant(["a"])).numpy().tolist() == [[START, ids[0][0], END]]
-
-
-def test_frame_trims_text_not_end():
-    framed = frame(tf.ragged.constant([[5, 6, 7, 8], []], tf.int64), START, END, max_length=4)
-    assert framed.to_list() == [[START, 5, 6, END], [START, END]]
 
 
 def test_bucket_boundaries():

@@ -29,8 +29,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from keras_transformer._validation import check_positive_int
 from keras_transformer.data._checks import check_int, check_length_range, check_seed
-from keras_transformer.data.task import Task
+from keras_transformer.data.tasks.task import Task
 
 ALPHABET: str = string.ascii_lowercase + string.ascii_uppercase
 """The symbols of the synthetic tasks, in order: `a..z` then `A..Z`."""
@@ -89,7 +90,7 @@ def _synthetic_task(
     seed: int,
     extra_info: dict | None = None,
 ) -> Task:
-    check_int("num_train", num_train, minimum=1)
+    check_positive_int("num_train", num_train)
     check_int("num_validation", num_validation)
     check_int("num_test", num_test)
     check_seed(seed)
@@ -214,7 +215,7 @@ def recall_task(
     >>> task.train
     [('i g f c d', 'f')]
     """
-    check_int("distance", distance, minimum=1)
+    check_positive_int("distance", distance)
     vocab_size = _check_vocab_size(vocab_size)
     if length is None:
         length = (distance, distance + 8)

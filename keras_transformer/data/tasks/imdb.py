@@ -5,8 +5,9 @@ from __future__ import annotations
 import keras
 import numpy as np
 
+from keras_transformer._validation import check_positive_int
 from keras_transformer.data._checks import check_int, check_seed
-from keras_transformer.data.task import Task
+from keras_transformer.data.tasks.task import Task
 
 LABELS: tuple[str, ...] = ("negative", "positive")
 """Class names in label order (Keras: 0 negative, 1 positive)."""
@@ -45,8 +46,8 @@ def imdb_task(
     Returns:
         A `Task` named `"imdb"` with `(review, "positive" | "negative")` pairs.
     """
-    check_int("num_words", num_words, minimum=1)
-    check_int("max_words", max_words, minimum=1)
+    check_positive_int("num_words", num_words)
+    check_positive_int("max_words", max_words)
     check_int("num_validation", num_validation)
     check_seed(seed)
     try:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import os
 
-from keras_transformer.data._checks import check_int
-from keras_transformer.data.task import SPLITS, Task
+from keras_transformer._validation import check_positive_int
+from keras_transformer.data.tasks.task import SPLITS, Task
 from keras_transformer.errors import MissingExtraError
 
 TFDS_NAME = "ted_hrlr_translate/pt_to_en"
@@ -48,7 +48,7 @@ def ted_hrlr_pt_en_task(
     sizes = {"train": num_train, "validation": num_validation, "test": num_test}
     for name, size in sizes.items():
         if size is not None:
-            check_int(f"num_{name}", size, minimum=1)
+            check_positive_int(f"num_{name}", size)
     datasets = tfds.load(
         TFDS_NAME,
         split=list(SPLITS),
