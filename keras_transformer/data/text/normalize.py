@@ -23,7 +23,7 @@ import tensorflow_text as tf_text
 NORMAL_FORM = "NFC"
 """The Unicode normal form applied to all text (see the module docstring for why NFC)."""
 
-# RE2; the same set as str.isspace() (checked over every code point in tests/data/test_normalize.py)
+# RE2; the same set as str.isspace() (checked over every code point in tests/data/text/test_normalize.py)
 _WHITESPACE = r"[\t\n\x0b\x0c\r\x{1c}-\x{1f}\x{85}\p{Z}]+"
 
 

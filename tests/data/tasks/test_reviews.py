@@ -3,7 +3,6 @@
 import pytest
 
 from keras_transformer.data import load_task
-from keras_transformer.data.tasks.corpus import load_corpus, read_text_file
 from keras_transformer.data.tasks.reviews import (
     NEGATIVE,
     NEGATIVE_CONTEXT,
@@ -69,18 +68,3 @@ def test_sizes_beyond_the_distinct_sentences_are_refused():
         load_task("reviews", num_test=2000)
     with pytest.raises(ValueError, match="not one of the task's sentiment adjectives"):
         polarity("purple")
-
-
-def test_corpus_from_a_file(tmp_path):
-    path = tmp_path / "corpus.txt"
-    path.write_text("first   text\n\n   \nsecond text\n", encoding="utf-8")
-    assert load_corpus(str(path)) == ["first text", "second text"]
-    assert len(load_corpus("reviews", num_sentences=7, seed=1)) == 7
-    with pytest.raises(FileNotFoundError, match="does not exist"):
-        read_text_file(tmp_path / "missing.txt")
-    (tmp_path / "empty.txt").write_text("\n\n")
-    with pytest.raises(ValueError, match="holds no text"):
-        read_text_file(tmp_path / "empty.txt")
-    (tmp_path / "latin1.txt").write_bytes("ok\nfünf\n".encode("latin-1"))
-    with pytest.raises(ValueError, match="line 2 is not valid UTF-8"):
-        read_text_file(tmp_path / "latin1.txt")

@@ -1,10 +1,8 @@
-"""load_task dispatch, its errors, and the Task dataclass."""
-
-import dataclasses
+"""load_task dispatch, its errors, and task_options."""
 
 import pytest
 
-from keras_transformer.data import TASKS, Task, load_task, task_options
+from keras_transformer.data.tasks import TASKS, load_task, task_options
 
 
 def test_task_names():
@@ -31,16 +29,6 @@ def test_dispatch_passes_options():
         "numbers", target_lang="fr", max_number=50, num_train=10, num_validation=2, num_test=2
     )
     assert numbers.target_lang == "fr" and len(numbers.test) == 2
-
-
-def test_task_is_frozen_and_splits_are_reachable_by_name():
-    task = Task("toy", "en", "de", train=[("one", "eins")], validation=[], test=[("two", "zwei")])
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        task.name = "other"
-    assert task.split("test") == [("two", "zwei")]
-    with pytest.raises(ValueError, match="split='dev'"):
-        task.split("dev")
-    assert repr(task) == "Task(name='toy', en->de, train=1, validation=0, test=1)"
 
 
 def test_task_options_lists_defaults():
