@@ -1,4 +1,6 @@
-"""`load_task`: one entry point for every task, by name.
+"""Tasks: `load_task`, one entry point for every task by name, and one module per loader.
+
+Every loader returns a `Task` (`task.py`): train, validation and test pairs of strings.
 
 | name               | what                                                       |
 |--------------------|------------------------------------------------------------|
