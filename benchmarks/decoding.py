@@ -49,7 +49,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from keras_transformer.data import WordPieceTokenizer  # noqa: E402
-from keras_transformer.data.tokenizer import RESERVED_TOKENS  # noqa: E402
+from keras_transformer.data.text.tokenizer import RESERVED_TOKENS  # noqa: E402
 from keras_transformer.inference import IncrementalDecoder, Translator, greedy_search  # noqa: E402
 from keras_transformer.models import build_transformer  # noqa: E402
 from keras_transformer.training.run import TrainConfig  # noqa: E402

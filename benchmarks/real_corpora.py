@@ -485,7 +485,7 @@ def _fmt(row):
 
 def run(args) -> None:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    from keras_transformer.data.tsv import tsv_task
+    from keras_transformer.data.tasks.tsv import tsv_task
     from keras_transformer.training.budget import parse_duration
 
     budget = parse_duration(args.budget)

@@ -8,7 +8,7 @@ import keras
 import numpy as np
 
 from keras_transformer.data import WordPieceTokenizer
-from keras_transformer.data.pipeline import encode_source
+from keras_transformer.data.batching.framing import encode_source
 from keras_transformer.layers.sequence_pooling import SequencePooling
 
 

@@ -19,15 +19,15 @@ import sacrebleu
 import tensorflow as tf
 
 from keras_transformer import data, models
-from keras_transformer.data import it_referent
-from keras_transformer.data.batches import (
+from keras_transformer.data.batching.classification import (
     array_dataset,
     classification_dataset,
     it_token_arrays,
-    pair_dataset,
-    prefix_dataset,
 )
-from keras_transformer.data.normalize import normalize_text
+from keras_transformer.data.batching.contrastive import pair_dataset
+from keras_transformer.data.batching.prefix import prefix_dataset
+from keras_transformer.data.tasks import it_referent
+from keras_transformer.data.text.normalize import normalize_text
 from keras_transformer.inference import SentenceEncoder, Translator, retrieval_accuracy
 from keras_transformer.inference.generation import translate_by_prefix
 from keras_transformer.models.config import TransformerConfig

@@ -359,7 +359,7 @@ class PretrainConfig:
     def run_dir(self) -> str:
         if self.out:
             return self.out
-        from keras_transformer.data.corpus import GENERATED_CORPORA
+        from keras_transformer.data.tasks.corpus import GENERATED_CORPORA
 
         name = self.corpus if self.corpus in GENERATED_CORPORA else "corpus"
         return os.path.join("runs", f"mlm_{name}")

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import keras
 
-from keras_transformer.data.batches import pair_dataset
+from keras_transformer.data.batching.contrastive import pair_dataset
 from keras_transformer.inference.sentence_encoder import SentenceEncoder, load_sentence_encoder
 from keras_transformer.layers import InBatchSimilarity
 from keras_transformer.models.dual_encoder import build_dual_encoder

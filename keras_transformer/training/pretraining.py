@@ -12,9 +12,9 @@ import keras
 import numpy as np
 
 from keras_transformer import data, models
-from keras_transformer.data.batches import classification_dataset
-from keras_transformer.data.corpus import load_corpus
-from keras_transformer.data.masking import make_mlm_dataset
+from keras_transformer.data.batching.classification import classification_dataset
+from keras_transformer.data.batching.masking import make_mlm_dataset
+from keras_transformer.data.tasks.corpus import load_corpus
 from keras_transformer.models.config import TransformerConfig
 from keras_transformer.training import rundir
 from keras_transformer.training.config import OBJECTIVE, PretrainConfig, use_xla

@@ -13,7 +13,7 @@ import keras
 import numpy as np
 
 from keras_transformer.data import WordPieceTokenizer, make_dataset
-from keras_transformer.data.synthetic import reverse_task
+from keras_transformer.data.tasks.synthetic import reverse_task
 from keras_transformer.inference import Translator
 from keras_transformer.models import build_transformer
 from keras_transformer.training.losses import MaskedSparseCategoricalCrossentropy

@@ -7,7 +7,8 @@ import pytest
 
 from keras_transformer import data, models
 from keras_transformer.cli import main
-from keras_transformer.data import batches
+from keras_transformer.data.batching.classification import it_token_arrays
+from keras_transformer.data.batching.prefix import encode_prompts, prefix_dataset, prefix_sequences
 from keras_transformer.inference import retrieval_accuracy
 from keras_transformer.training import architectures
 from keras_transformer.training.dual_encoder import load_sentence_encoder
@@ -69,7 +70,7 @@ def test_causal_token_classifier_at_it_ignores_the_words_after_it():
         ("The dog didn't cross the road because it was too tired .", "dog"),
         ("The dog didn't cross the road because it was too wide .", "road"),
     ]
-    ids, labels, positions = batches.it_token_arrays(pairs, tokenizer, 32)
+    ids, labels, positions = it_token_arrays(pairs, tokenizer, 32)
     assert labels[0, positions[0]] == 1 and labels[1, positions[1]] == 2
     kwargs = {"num_layers": 1, "d_model": 16, "num_heads": 2, "dff": 32, "dropout": 0.0}
     for causal in (False, True):
@@ -85,7 +86,7 @@ def test_causal_token_classifier_at_it_ignores_the_words_after_it():
 def test_prefix_batches_are_reshuffled_every_epoch():
     pairs = [(f"a{i} b", f"c d{i}") for i in range(40)]
     tokenizer = data.WordPieceTokenizer.learn([text for pair in pairs for text in pair], 200)
-    ds = batches.prefix_dataset(pairs, tokenizer, batch_size=8, max_length=8, shuffle=True)
+    ds = prefix_dataset(pairs, tokenizer, batch_size=8, max_length=8, shuffle=True)
     epochs = [[x.numpy().tolist() for x, _ in ds] for _ in range(2)]
     assert len(epochs[0]) == 5 and epochs[0] != epochs[1]
     assert sorted(map(str, sum(epochs[0], []))) == sorted(map(str, sum(epochs[1], [])))
@@ -93,15 +94,13 @@ def test_prefix_batches_are_reshuffled_every_epoch():
 
 def test_prefix_sequences_train_on_the_target_only():
     tokenizer = data.WordPieceTokenizer.learn(["one two three", "eins zwei drei"], 60)
-    inputs, labels = batches.prefix_sequences(
-        [("one two", "zwei eins"), ("three", "drei")], tokenizer, 16
-    )
+    inputs, labels = prefix_sequences([("one two", "zwei eins"), ("three", "drei")], tokenizer, 16)
     for row_in, row_lab in zip(inputs.to_list(), labels.to_list(), strict=True):
         assert len(row_in) == len(row_lab)
         sep = row_in.index(tokenizer.sep_id)
         assert all(label == 0 for label in row_lab[:sep])
         assert row_lab[sep:-1] == row_in[sep + 1 :] and row_lab[-1] == tokenizer.end_id
-    prompts = batches.encode_prompts(["one two", "three"], tokenizer, 16)
+    prompts = encode_prompts(["one two", "three"], tokenizer, 16)
     for row_prompt, row_in in zip(prompts.to_list(), inputs.to_list(), strict=True):
         sep = row_in.index(tokenizer.sep_id)
         assert [t for t in row_prompt if t] == row_in[: sep + 1]  # [START] source [SEP]

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from keras_transformer.cli import main
-from keras_transformer.data.reviews import reviews_corpus
+from keras_transformer.data.tasks.reviews import reviews_corpus
 from keras_transformer.training.pretraining import PretrainConfig, split_corpus
 
 TINY = [

@@ -1,0 +1,397 @@
+"""A WordPiece tokenizer that keeps case and accents and runs in the TensorFlow graph.
+
+Text is normalised (`normalize_text`), split into words on spaces, and WordPiece
+(tensorflow-text) splits each word into pieces, marking later pieces with `##`:
+"twenty-four" -> `twenty`, `##-`, `##four`. `detokenize(tokenize(s)) == normalize_text(s)`
+for text whose characters were seen when the vocabulary was learned.
+
+CJK ideographs are learned one piece each, as in multilingual BERT, so that no frequent
+phrase (`##百二十三`) becomes a piece. Thai, Lao, Myanmar and Khmer words, written without
+spaces, get byte-pair-merged pieces (`_merged_pieces`). Nothing is lower-cased or
+accent-stripped: the package scores the detokenized strings a user reads. The
+measurements behind these choices are in docs/performance.md ("Time to quality on the
+numbers task").
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import os
+import re
+import warnings
+from collections.abc import Iterable, Sequence
+
+import tensorflow as tf
+import tensorflow_text as tf_text
+from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
+
+from keras_transformer._validation import check_positive_int
+from keras_transformer.data.text.normalize import normalize_text_tensor
+
+RESERVED_TOKENS: tuple[str, ...] = ("[PAD]", "[UNK]", "[START]", "[END]", "[SEP]", "[MASK]")
+"""Reserved tokens, in id order: `[PAD]`=0, `[UNK]`=1, `[START]`=2, `[END]`=3, `[SEP]`=4, `[MASK]`=5."""
+
+SUFFIX_INDICATOR = "##"
+VOCAB_FILENAME = "vocab.txt"
+_LEARN_CHUNK = 10_000
+_CJK = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
+"""CJK ideographs (BERT's `_is_chinese_char` blocks): learned one character per piece."""
+_UNSPACED = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]")
+"""Thai, Lao, Myanmar and Khmer letters: their words get pieces from `_merged_pieces`."""
+_MIN_MERGE_COUNT = 100
+
+
+def _is_suffix(token: str) -> bool:
+    return token.startswith(SUFFIX_INDICATOR) and len(token) > len(SUFFIX_INDICATOR)
+
+
+def _merged_pieces(counts: dict[str, int], max_merges: int) -> set[str]:
+    """The pieces of `counts`' words after byte-pair merges (later pieces with `##`).
+
+    Merges the most frequent adjacent pair while it occurs >= `_MIN_MERGE_COUNT` times,
+    at most `max_merges` times.
+    """
+    words, freqs = [list(word) for word in counts], list(counts.values())
+    pairs, where = collections.Counter(), collections.defaultdict(set)
+    for index, (word, freq) in enumerate(zip(words, freqs, strict=True)):
+        for pair in itertools.pairwise(word):
+            pairs[pair] += freq
+            where[pair].add(index)
+    for _ in range(max_merges):
+        best = max(pairs.items(), key=lambda item: (item[1], item[0]), default=None)
+        if best is None or best[1] < _MIN_MERGE_COUNT:
+            break
+        (a, b), merged = best[0], best[0][0] + best[0][1]
+        for index in where.pop((a, b)):
+            old, new, j = words[index], [], 0
+            while j < len(old):
+                pair_here = j + 1 < len(old) and old[j] == a and old[j + 1] == b
+                new.append(merged if pair_here else old[j])
+                j += 2 if pair_here else 1
+            for pair in itertools.pairwise(old):
+                pairs[pair] -= freqs[index]
+                if not pairs[pair]:
+                    del pairs[pair]
+            for pair in itertools.pairwise(new):
+                pairs[pair] += freqs[index]
+                where[pair].add(index)
+            words[index] = new
+    return {word[0] for word in words} | {SUFFIX_INDICATOR + p for word in words for p in word[1:]}
+
+
+def _validate_vocab(vocab: list[str]) -> None:
+    if list(vocab[: len(RESERVED_TOKENS)]) != list(RESERVED_TOKENS):
+        raise ValueError(
+            f"vocab must start with the reserved tokens {list(RESERVED_TOKENS)} in this order, "
+            f"got {list(vocab[: len(RESERVED_TOKENS)])}; build it with WordPieceTokenizer.learn() "
+            "or prepend the reserved tokens"
+        )
+    if len(vocab) == len(RESERVED_TOKENS):
+        raise ValueError("vocab holds only the reserved tokens; it needs at least one text piece")
+    seen: set[str] = set()
+    for index, token in enumerate(vocab):
+        if not isinstance(token, str) or not token:
+            raise ValueError(f"vocab[{index}]={token!r} must be a non-empty string")
+        if len(token.split()) != 1 or token.strip() != token:
+            raise ValueError(
+                f"vocab[{index}]={token!r} contains whitespace; pieces are parts of "
+                "whitespace-separated words, so remove it"
+            )
+        if token in seen:
+            raise ValueError(f"vocab[{index}]={token!r} is a duplicate; every token must be unique")
+        seen.add(token)
+
+
+def _split_words(strings: tf.Tensor) -> tf.RaggedTensor:
+    """Normalise, then split on the single spaces left (as `learn` and `tokenize` do)."""
+    words = tf.strings.split(normalize_text_tensor(strings), sep=" ")  # (batch, words)
+    return tf.ragged.boolean_mask(words, tf.strings.length(words) > 0)  # "" has no word
+
+
+def count_words(texts: Iterable[str]) -> collections.Counter:
+    """Counts the whitespace-separated words of `texts`, exactly as `tokenize` splits them.
+
+    Args:
+        texts: an iterable of strings.
+
+    Returns:
+        A `collections.Counter` mapping each word (str) to its count.
+
+    Example:
+    >>> count_words(["fünf und fünf", "  zehn\xa0elf "])
+    Counter({'fünf': 2, 'und': 1, 'zehn': 1, 'elf': 1})
+    """
+    texts = list(texts)
+    counts: collections.Counter = collections.Counter()
+    for start in range(0, len(texts), _LEARN_CHUNK):
+        chunk = tf.constant(texts[start : start + _LEARN_CHUNK], dtype=tf.string)
+        counts.update(_split_words(chunk).flat_values.numpy().tolist())
+    return collections.Counter({word.decode("utf-8"): n for word, n in counts.items()})
+
+
+class WordPieceTokenizer(tf.Module):
+    """WordPiece tokenizer (tensorflow-text) that keeps case and accents.
+
+    `tokenize`, `detokenize` and `lookup` are TensorFlow-only `tf.function`s, so it runs
+    in `tf.data` and in a SavedModel. A word with an unseen character, or longer than
+    `max_bytes_per_word` bytes, becomes one `[UNK]`; words starting with `##` may not
+    round-trip. Ids 0..5 are `RESERVED_TOKENS` (`pad_id` ... `mask_id`): `tokenize` emits
+    only `[UNK]` of them (a literal "[START]" is spelled in pieces), `detokenize` drops
+    all but `[UNK]`.
+
+    Args:
+        vocab: the tokens, in id order; must start with `RESERVED_TOKENS`.
+            Continuation pieces start with `##`. Usually from `learn()` or `load()`.
+        max_bytes_per_word: words longer than this many UTF-8 bytes become `[UNK]`.
+        name: optional `tf.Module` name.
+
+    Example:
+    >>> tokenizer = WordPieceTokenizer.learn(["fünf und zwanzig", "dieciséis"], vocab_size=60)
+    >>> ids = tokenizer.tokenize(["zwanzig fünf", "dieciséis"])
+    >>> [tokenizer.start_id, tokenizer.end_id]
+    [2, 3]
+    >>> [s.decode("utf-8") for s in tokenizer.detokenize(ids).numpy()]
+    ['zwanzig fünf', 'dieciséis']
+    """
+
+    pad_id, unk_id, start_id, end_id, sep_id, mask_id = range(len(RESERVED_TOKENS))
+
+    def __init__(
+        self, vocab: Sequence[str], *, max_bytes_per_word: int = 200, name: str | None = None
+    ) -> None:
+        super().__init__(name=name)
+        vocab = list(vocab)
+        _validate_vocab(vocab)
+        check_positive_int("max_bytes_per_word", max_bytes_per_word)
+        self._vocabulary = tuple(vocab)
+        self.max_bytes_per_word = max_bytes_per_word
+
+        # Reserved tokens other than [UNK] get keys with a space, which no
+        # whitespace-split word can contain, so the text "[PAD]" never maps to id 0.
+        keys = [
+            f" {token}" if i < len(RESERVED_TOKENS) and i != self.unk_id else token
+            for i, token in enumerate(vocab)
+        ]
+        ids = tf.range(len(vocab), dtype=tf.int64)
+        initializer = tf.lookup.KeyValueTensorInitializer(tf.constant(keys, dtype=tf.string), ids)
+        self._table = tf.lookup.StaticHashTable(initializer, default_value=self.unk_id)
+        pieces = [t[len(SUFFIX_INDICATOR) :] if _is_suffix(t) else t for t in vocab]
+        self._wordpiece = tf_text.WordpieceTokenizer(
+            self._table,
+            suffix_indicator=SUFFIX_INDICATOR,
+            max_bytes_per_word=max_bytes_per_word,
+            max_chars_per_token=max(map(len, pieces)),
+            token_out_type=tf.int64,
+            unknown_token=RESERVED_TOKENS[self.unk_id],
+        )
+        self._tokens = tf.constant(vocab, dtype=tf.string)
+        self._piece_text = tf.constant(pieces, dtype=tf.string)
+        self._piece_is_suffix = tf.constant([_is_suffix(t) for t in vocab], dtype=tf.bool)
+        # Trace the id-consuming functions for the usual inputs so that
+        # tf.saved_model.save(tokenizer, ...) exports them (dense and ragged ids).
+        dense = [tf.TensorSpec([None, None], dtype) for dtype in (tf.int64, tf.int32)]
+        for spec in [*dense, tf.RaggedTensorSpec([None, None], tf.int64, ragged_rank=1)]:
+            self.detokenize.get_concrete_function(spec)
+            self.lookup.get_concrete_function(spec)
+
+    @classmethod
+    def learn(
+        cls,
+        texts: Iterable[str],
+        vocab_size: int = 8000,
+        *,
+        lower_thresh: int = 10,
+        max_word_length: int = 32,
+        num_iterations: int = 4,
+        max_bytes_per_word: int = 200,
+    ) -> WordPieceTokenizer:
+        """Learns a WordPiece vocabulary from training text.
+
+        tensorflow-text's learner (behind `bert_vocab_from_dataset`) picks pieces from the
+        words `tokenize` splits; every seen character is added as a piece and a `##` piece,
+        so seen text never gives `[UNK]`. `vocab_size` is a target: the learner stops 5%
+        below it or when no frequent pieces remain; added characters may exceed it.
+
+        Args:
+            texts: training sentences (str).
+            vocab_size: target vocabulary size, reserved tokens included.
+            lower_thresh: smallest piece count the learner's threshold search tries.
+            max_word_length: longer words are left out of learning (not of tokenizing):
+                the learner's cost grows with the cube of word length.
+            num_iterations: refinement iterations of the learner.
+            max_bytes_per_word: see the class docstring.
+
+        Returns:
+            A `WordPieceTokenizer`.
+        """
+        texts = list(texts)
+        check_positive_int("vocab_size", vocab_size)
+        if vocab_size <= len(RESERVED_TOKENS):
+            raise ValueError(
+                f"vocab_size={vocab_size} must be larger than the {len(RESERVED_TOKENS)} "
+                "reserved tokens, e.g. 8000"
+            )
+        check_positive_int("lower_thresh", lower_thresh)
+        check_positive_int("max_word_length", max_word_length)
+        check_positive_int("num_iterations", num_iterations)
+        check_positive_int("max_bytes_per_word", max_bytes_per_word)
+        for index, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(
+                    f"texts[{index}]={text!r} is a {type(text).__name__}; pass a list of str"
+                )
+        counts = count_words(texts)
+        if not counts:
+            raise ValueError(
+                f"texts (got {len(texts)} strings) contain no words; pass non-empty training text"
+            )
+        if long := [w for w in counts if len(w.encode("utf-8")) > max_bytes_per_word]:
+            warnings.warn(
+                f"{sum(counts[w] for w in long)} words of the training text are longer than "
+                f"max_bytes_per_word={max_bytes_per_word} UTF-8 bytes and tokenize to [UNK] (e.g. "
+                f"{long[0][:24]!r}..., {len(long[0].encode('utf-8'))} bytes); put spaces "
+                "between words or raise max_bytes_per_word", UserWarning, stacklevel=2,
+            )  # fmt: skip
+        chars = sorted({char for word in counts for char in word})
+        unspaced = {word: count for word, count in counts.items() if _UNSPACED.search(word)}
+        spaced = [(word, count) for word, count in counts.items() if word not in unspaced]
+        vocab = list(RESERVED_TOKENS)
+        if spaced:
+            vocab = learner.learn(
+                spaced,
+                vocab_size=vocab_size,
+                reserved_tokens=list(RESERVED_TOKENS),
+                lower_thresh=lower_thresh,
+                num_iterations=num_iterations,
+                max_token_length=max_word_length,
+                max_unique_chars=len(chars),
+                include_joiner_token=True,
+                joiner=SUFFIX_INDICATOR,
+            )
+        vocab += sorted(_merged_pieces(unspaced, vocab_size) - set(vocab)) if unspaced else []
+        vocab = [
+            t for t in vocab if len(t.removeprefix(SUFFIX_INDICATOR)) == 1 or not _CJK.search(t)
+        ]
+        present = set(vocab)
+        vocab += [t for c in chars for t in (c, SUFFIX_INDICATOR + c) if t not in present]
+        return cls(vocab, max_bytes_per_word=max_bytes_per_word)
+
+    @property
+    def vocab_size(self) -> int:
+        """Number of tokens, reserved ones included (ids are `0 .. vocab_size - 1`)."""
+        return len(self._vocabulary)
+
+    @property
+    def vocabulary(self) -> tuple[str, ...]:
+        """The tokens in id order (continuation pieces start with `##`)."""
+        return self._vocabulary
+
+    @property
+    def reserved_tokens(self) -> tuple[str, ...]:
+        """`RESERVED_TOKENS`: the tokens with ids 0..5."""
+        return RESERVED_TOKENS
+
+    def token_to_id(self, token: str) -> int:
+        """The id of one vocabulary token (e.g. `"##s"`); KeyError if absent."""
+        try:
+            return self._vocabulary.index(token)
+        except ValueError:
+            raise KeyError(f"token={token!r} is not in the vocabulary") from None
+
+    # autograph=False: autograph's conversion of tf.Module methods sometimes bound `self`
+    # to TensorFlow's `TfMethodTarget` ("... has no attribute '_clean_ids'").
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
+    def tokenize(self, strings: tf.Tensor) -> tf.RaggedTensor:
+        """Strings to piece ids, without `[START]`/`[END]`.
+
+        Args:
+            strings: `(batch,)` tf.string (or a list of str).
+
+        Returns:
+            `tf.RaggedTensor` int64 of shape `(batch, None)`.
+        """
+        pieces = self._wordpiece.tokenize(_split_words(strings))  # (batch, words, pieces)
+        return pieces.merge_dims(-2, -1)  # (batch, pieces)
+
+    def _clean_ids(self, ids: tf.Tensor | tf.RaggedTensor) -> tf.RaggedTensor:
+        if not isinstance(ids, tf.RaggedTensor):
+            ids = tf.RaggedTensor.from_tensor(ids)
+        ids = tf.cast(ids, tf.int64)
+        flat = ids.flat_values
+        in_range = (flat >= 0) & (flat < self.vocab_size)
+        return ids.with_flat_values(tf.where(in_range, flat, tf.cast(self.unk_id, tf.int64)))
+
+    @tf.function(reduce_retracing=True, autograph=False)
+    def detokenize(self, ids: tf.Tensor | tf.RaggedTensor) -> tf.Tensor:
+        """Piece ids to strings, dropping every reserved token except `[UNK]`.
+
+        `##` pieces join the previous piece, words one space. Nothing after `[END]` is cut
+        (trim at `end_id` first if needed); ids outside the vocabulary read as `[UNK]`.
+
+        Args:
+            ids: `(batch, len)` ids, a dense int32/int64 tensor (padding 0 is
+                dropped) or a `tf.RaggedTensor` such as `tokenize`'s output.
+
+        Returns:
+            `(batch,)` tf.string, UTF-8.
+        """
+        ids = self._clean_ids(ids)
+        keep = (ids >= len(RESERVED_TOKENS)) | tf.equal(ids, self.unk_id)
+        ids = tf.ragged.boolean_mask(ids, keep)
+        flat = ids.flat_values
+        glue = tf.where(tf.gather(self._piece_is_suffix, flat), "", " ")
+        pieces = ids.with_flat_values(glue + tf.gather(self._piece_text, flat))
+        return tf.strings.regex_replace(tf.strings.reduce_join(pieces, axis=-1), "^ ", "")
+
+    @tf.function(reduce_retracing=True, autograph=False)
+    def lookup(self, ids: tf.Tensor | tf.RaggedTensor) -> tf.Tensor | tf.RaggedTensor:
+        """Ids to their token strings (`"##"` kept), e.g. to label attention plots.
+
+        Args:
+            ids: `(batch, len)` ids, dense or ragged, any integer dtype.
+
+        Returns:
+            `tf.string` of the same shape (dense in, dense out; ragged in, ragged out).
+            Ids outside the vocabulary read as `"[UNK]"`.
+        """
+        tokens = tf.gather(self._tokens, self._clean_ids(ids))
+        return tokens if isinstance(ids, tf.RaggedTensor) else tokens.to_tensor()
+
+    def save(self, directory: str | os.PathLike) -> str:
+        """Writes `directory/vocab.txt`, one token per line (UTF-8), and returns its path."""
+        os.makedirs(directory, exist_ok=True)
+        path = os.path.join(os.fspath(directory), VOCAB_FILENAME)
+        with open(path, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write("\n".join(self._vocabulary) + "\n")
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, *, max_bytes_per_word: int = 200) -> WordPieceTokenizer:
+        """Reads a vocabulary written by `save`.
+
+        Args:
+            path: the `vocab.txt` file or the directory holding it.
+            max_bytes_per_word: see the class docstring.
+
+        Returns:
+            A `WordPieceTokenizer` giving the same ids as the saved one.
+        """
+        path = os.fspath(path)
+        if os.path.isdir(path):
+            path = os.path.join(path, VOCAB_FILENAME)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(
+                f"path={path!r} is not a vocabulary file; pass the vocab.txt written by "
+                "WordPieceTokenizer.save() or its directory"
+            )
+        with open(path, encoding="utf-8", newline="") as handle:
+            # "\n" only: str.splitlines() also splits on \x1c, \u2028, ... inside tokens
+            vocab = handle.read().split("\n")
+        if vocab and vocab[-1] == "":
+            vocab.pop()
+        vocab = [token[:-1] if token.endswith("\r") else token for token in vocab]
+        return cls(vocab, max_bytes_per_word=max_bytes_per_word)
+
+    def __repr__(self) -> str:
+        return f"WordPieceTokenizer(vocab_size={self.vocab_size})"

@@ -1,0 +1,232 @@
+"""WordPieceTokenizer: exact round trips with case and accents, reserved ids, files, export."""
+
+import warnings
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_transformer.data.tasks.numbers import numbers_task
+from keras_transformer.data.tasks.synthetic import recall_task
+from keras_transformer.data.text.tokenizer import (
+    _UNSPACED,
+    RESERVED_TOKENS,
+    WordPieceTokenizer,
+    count_words,
+)
+
+
+def _strings(tensor):
+    return [s.decode("utf-8") for s in tensor.numpy().tolist()]
+
+
+@pytest.fixture(scope="module")
+def number_tasks():
+    sizes = {"num_train": 1500, "num_validation": 0, "num_test": 300, "seed": 4}
+    return {
+        lang: numbers_task(source_lang="en", target_lang=lang, **sizes)
+        for lang in ("de", "fr", "es")
+    }
+
+
+@pytest.fixture(scope="module")
+def tokenizers(number_tasks):
+    return {
+        lang: WordPieceTokenizer.learn([t for _, t in task.train], vocab_size=2000)
+        for lang, task in number_tasks.items()
+    }
+
+
+@pytest.fixture(scope="module")
+def english(number_tasks):
+    return WordPieceTokenizer.learn([s for s, _ in number_tasks["de"].train], vocab_size=500)
+
+
+@pytest.mark.parametrize("lang", ["de", "fr", "es"])
+def test_round_trip_is_exact_on_held_out_numbers(number_tasks, tokenizers, lang):
+    tokenizer = tokenizers[lang]
+    held_out = [t for _, t in number_tasks[lang].test]
+    ids = tokenizer.tokenize(held_out)
+    assert ids.dtype == tf.int64 and isinstance(ids, tf.RaggedTensor)
+    assert tokenizer.unk_id not in ids.flat_values.numpy()
+    assert _strings(tokenizer.detokenize(ids)) == held_out
+
+
+def test_accents_case_and_hyphens_survive(tokenizers, english):
+    words = {
+        "de": ["fünf", "einhundertdreiundzwanzigtausendvierhundertsechsundfünfzig"],
+        "fr": ["quatre-vingt-dix-sept", "cent vingt et un"],
+        "es": ["dieciséis", "veintitrés mil"],
+    }
+    for lang, texts in words.items():
+        tokenizer = tokenizers[lang]
+        assert _strings(tokenizer.detokenize(tokenizer.tokenize(texts))) == texts
+    texts = ["one hundred and twenty-one", "ninety-nine thousand, nine hundred"]
+    assert _strings(english.detokenize(english.tokenize(texts))) == texts
+    capital = WordPieceTokenizer.learn(["Fünf fünf"], vocab_size=30)
+    ids = capital.tokenize(["Fünf fünf"])
+    assert ids[0, 0] != ids[0, 2]  # "F" and "f" are different pieces
+    assert _strings(capital.detokenize(ids)) == ["Fünf fünf"]
+
+
+def test_whitespace_is_normalized_to_single_spaces(english):
+    ids = english.tokenize(["  one   hundred\tand\none "])
+    assert _strings(english.detokenize(ids)) == ["one hundred and one"]
+
+
+def test_reserved_tokens_and_ids(english):
+    assert english.vocabulary[:6] == RESERVED_TOKENS
+    assert RESERVED_TOKENS == ("[PAD]", "[UNK]", "[START]", "[END]", "[SEP]", "[MASK]")
+    assert (english.pad_id, english.unk_id, english.start_id, english.end_id) == (0, 1, 2, 3)
+    assert (english.sep_id, english.mask_id) == (4, 5)
+    assert english.token_to_id("[END]") == 3
+    ids = english.tokenize(["one two three"]).flat_values.numpy()
+    assert ids.min() >= len(RESERVED_TOKENS)
+
+
+def test_reserved_token_text_is_not_mapped_to_a_reserved_id():
+    tokenizer = WordPieceTokenizer.learn(["[PAD] [START] one"], vocab_size=40)
+    ids = tokenizer.tokenize(["[PAD] [START] one"])
+    assert ids.flat_values.numpy().min() >= len(RESERVED_TOKENS)
+    assert _strings(tokenizer.detokenize(ids)) == ["[PAD] [START] one"]
+
+
+def test_unseen_character_becomes_unk_not_a_crash(english):
+    ids = english.tokenize(["one ü two", "ü"])
+    assert ids.to_list()[1] == [english.unk_id]
+    assert english.unk_id in ids.to_list()[0]
+    assert _strings(english.detokenize(ids)) == ["one [UNK] two", "[UNK]"]
+
+
+def test_every_seen_character_is_a_piece_and_a_suffix_piece(tokenizers):
+    vocabulary = set(tokenizers["de"].vocabulary)
+    for char in "abcdefghilnrstuvwzßöü":
+        assert char in vocabulary and "##" + char in vocabulary
+
+
+def test_detokenize_drops_padding_start_end_from_dense_ids(english):
+    ids = english.tokenize(["one two", "three"])
+    framed = [[2, *row, 3] for row in ids.to_list()]
+    width = max(map(len, framed)) + 2
+    dense = np.array([row + [0] * (width - len(row)) for row in framed], dtype=np.int32)
+    assert _strings(english.detokenize(tf.constant(dense))) == ["one two", "three"]
+    assert _strings(english.detokenize(tf.constant(dense, tf.int64))) == ["one two", "three"]
+    out_of_range = tf.constant([[english.vocab_size + 5, -1]], tf.int64)
+    assert _strings(english.detokenize(out_of_range)) == ["[UNK] [UNK]"]
+
+
+def test_lookup_gives_pieces(english):
+    ids = english.tokenize(["twenty-one"])
+    pieces = [p.decode() for p in english.lookup(ids).flat_values.numpy()]
+    assert "".join(p.removeprefix("##") for p in pieces) == "twenty-one"
+    assert all(p.startswith("##") for p in pieces[1:])
+    dense = english.lookup(tf.constant([[2, 0]]))
+    assert dense.numpy().tolist() == [[b"[START]", b"[PAD]"]]
+
+
+def test_save_load_gives_identical_ids(tmp_path, tokenizers, number_tasks):
+    tokenizer = tokenizers["de"]
+    path = tokenizer.save(tmp_path / "de")
+    assert path.endswith("vocab.txt")
+    lines = (tmp_path / "de" / "vocab.txt").read_text(encoding="utf-8").split("\n")
+    assert lines[:-1] == list(tokenizer.vocabulary) and lines[-1] == ""
+    loaded = WordPieceTokenizer.load(tmp_path / "de")
+    assert loaded.vocabulary == tokenizer.vocabulary and loaded.vocab_size == tokenizer.vocab_size
+    texts = [t for _, t in number_tasks["de"].test[:50]] + ["fünf ü"]
+    assert loaded.tokenize(texts).to_list() == tokenizer.tokenize(texts).to_list()
+    with pytest.raises(FileNotFoundError, match="vocab.txt"):
+        WordPieceTokenizer.load(tmp_path / "missing")
+
+
+def test_runs_in_graph_and_exports_as_a_saved_model(tmp_path, english):
+    class RoundTrip(tf.Module):
+        def __init__(self, tokenizer):
+            super().__init__()
+            self.tokenizer = tokenizer
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+        def __call__(self, strings):
+            return self.tokenizer.detokenize(self.tokenizer.tokenize(strings))
+
+    tf.saved_model.save(RoundTrip(english), str(tmp_path / "round_trip"))
+    tf.saved_model.save(english, str(tmp_path / "tokenizer"))
+    reloaded = tf.saved_model.load(str(tmp_path / "round_trip"))
+    texts = ["forty-two thousand, one", "seven"]
+    assert _strings(reloaded(tf.constant(texts))) == texts
+    alone = tf.saved_model.load(str(tmp_path / "tokenizer"))
+    ids = alone.tokenize(tf.constant(texts))
+    assert _strings(alone.detokenize(ids)) == texts
+    assert _strings(alone.detokenize(ids.to_tensor())) == texts
+
+
+def test_count_words_matches_the_tokenizer_split():
+    assert count_words(["a  b", "b\tc\n"]) == {"a": 1, "b": 2, "c": 1}
+
+
+def test_learn_and_constructor_errors():
+    with pytest.raises(ValueError, match="vocab_size=6"):
+        WordPieceTokenizer.learn(["a"], vocab_size=6)
+    with pytest.raises(ValueError, match="no words"):
+        WordPieceTokenizer.learn(["  ", ""], vocab_size=50)
+    with pytest.raises(TypeError, match=r"texts\[1\]=3"):
+        WordPieceTokenizer.learn(["a", 3], vocab_size=50)
+    with pytest.raises(ValueError, match="reserved tokens"):
+        WordPieceTokenizer(["a", "b"])
+    with pytest.raises(ValueError, match="duplicate"):
+        WordPieceTokenizer([*RESERVED_TOKENS, "a", "a"])
+    with pytest.raises(ValueError, match="whitespace"):
+        WordPieceTokenizer([*RESERVED_TOKENS, "a b"])
+
+
+def test_synthetic_symbols_are_one_token_each():
+    task = recall_task(distance=3, vocab_size=12, num_train=100, num_validation=0, num_test=0)
+    tokenizer = WordPieceTokenizer.learn([s for s, _ in task.train], vocab_size=100)
+    sources = [s for s, _ in task.train]
+    lengths = tokenizer.tokenize(sources).row_lengths().numpy().tolist()
+    assert lengths == [len(s.split()) for s in sources]
+
+
+def test_cjk_ideographs_are_one_piece_each_and_round_trip():
+    """Unspaced kanji phrases would otherwise be learned as whole pieces (`##百二十三`)."""
+    task = numbers_task(source_lang="en", target_lang="ja", num_train=2000, num_validation=10,
+                        num_test=10, seed=0)  # fmt: skip
+    texts = [target for _, target in task.train] + ["東京は晴れです", "서울은 맑습니다"] * 20
+    tokenizer = WordPieceTokenizer.learn(texts, vocab_size=500)
+    ideographs = [t for t in tokenizer.vocabulary if "\u4e00" <= t[-1] <= "\u9fff"]
+    assert ideographs and all(len(t.removeprefix("##")) == 1 for t in ideographs)
+    assert any(len(t.removeprefix("##")) > 1 for t in tokenizer.vocabulary[6:])  # others learn
+    samples = texts[:50] + ["東京は晴れです", "서울은 맑습니다", "八十五万六百二十三"]
+    ids = tokenizer.tokenize(tf.constant(samples))
+    assert [s.decode() for s in tokenizer.detokenize(ids).numpy()] == samples
+    pieces = tokenizer.lookup(tokenizer.tokenize(tf.constant(["八十五万"])))[0].numpy()
+    assert [p.decode() for p in pieces] == ["八", "##十", "##五", "##万"]
+
+
+def test_unspaced_thai_gets_pieces_from_merges_and_spaced_words_are_unchanged():
+    """tensorflow-text's learner gave Thai numbers no word-start piece: 12 pieces each."""
+    task = numbers_task(source_lang="en", target_lang="th", num_train=4000, num_validation=200,
+                        num_test=10, seed=0)  # fmt: skip
+    english = [source for source, _ in task.train]
+    thai = [target for _, target in task.train]
+    mixed = WordPieceTokenizer.learn(english + thai, vocab_size=2000)
+    validation = [target for _, target in task.validation]
+    ids = mixed.tokenize(tf.constant(validation))
+    assert ids.row_lengths().numpy().mean() < 6  # the old learner: ~12
+    assert [s.decode() for s in mixed.detokenize(ids).numpy()] == validation
+    three = [p.decode() for p in mixed.lookup(mixed.tokenize(tf.constant(["สาม"])))[0].numpy()]
+    assert three == ["สาม"]  # a word-start piece, not ส ##า ##ม
+    # words without those scripts keep the pieces tensorflow-text's learner gives them
+    alone = WordPieceTokenizer.learn(english, vocab_size=2000).vocabulary
+    assert set(alone) <= set(mixed.vocabulary)
+    assert all(_UNSPACED.search(t) for t in set(mixed.vocabulary) - set(alone))
+
+
+def test_words_beyond_max_bytes_per_word_are_named_when_learning():
+    """They tokenize to [UNK]: a warning, not silent loss (a Thai phrase of 70 letters is one word)."""
+    phrase = "สามพันสี่ร้อย" * 6  # 78 characters, 234 UTF-8 bytes, no space
+    with pytest.warns(UserWarning, match=r"2 words .* max_bytes_per_word=200 .* 234 bytes"):
+        tokenizer = WordPieceTokenizer.learn([f"one {phrase}", f"{phrase} two"], 100)
+    assert tokenizer.detokenize(tokenizer.tokenize([phrase])).numpy()[0] == b"[UNK]"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a short enough text learns without a warning
+        WordPieceTokenizer.learn([f"one {phrase}"], 100, max_bytes_per_word=300)
