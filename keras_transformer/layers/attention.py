@@ -383,3 +383,23 @@ def _one_position_axis(tensor, feature_axes: int):
         return tensor
     shape = ops.shape(tensor)
     return ops.reshape(tensor, (shape[0], -1, *shape[len(shape) - feature_axes :]))
+
+
+def attention_for(
+    d_model: int, num_heads: int, key_dim: int | None = None, **kwargs
+) -> MultiHeadAttention:
+    """A `MultiHeadAttention` over a `d_model` stream, heads of size `d_model // num_heads`.
+
+    Section 3.2.2 splits `d_model` into `num_heads` heads (64 = 512 / 8 in the paper), so that
+    all heads together cost about what one full-size head would; pass `key_dim` for another size.
+    `kwargs` go to `MultiHeadAttention`.
+    """
+    _check_size("num_heads", num_heads)
+    if key_dim is None:
+        if d_model % num_heads:
+            raise ValueError(
+                f"d_model={d_model} must be divisible by num_heads={num_heads}; pick num_heads "
+                f"among the divisors of d_model or pass key_dim explicitly."
+            )
+        key_dim = d_model // num_heads
+    return MultiHeadAttention(num_heads, key_dim, **kwargs)
