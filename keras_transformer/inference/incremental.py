@@ -65,7 +65,7 @@ class IncrementalDecoder:
             num_encoder = sum(1 for n in names if n.startswith("encoder_layer_"))
             last = names.get("encoder_final_norm") or names[f"encoder_layer_{num_encoder - 1}"]
             self.encoder = keras.Model(model.input["source"], last.output)
-        attention = self.layers[0].self_attention.attention
+        attention = self.layers[0].self_attention
         self.num_heads, self.key_dim = attention.num_heads, attention.key_dim
 
     def encode(self, source):
@@ -85,7 +85,7 @@ class IncrementalDecoder:
             # One tensor per layer (a tuple: stacking would copy every cache every step).
             if self.has_encoder:
                 state["cross"] = tuple(
-                    layer.cross_attention_block.compute_cache(context) for layer in self.layers
+                    layer.cross_attention.compute_cache(context) for layer in self.layers
                 )  # each (batch, 2, src_len, heads, key_dim)
                 dtype = state["cross"][0].dtype
             shape = [batch_size, 2, self.max_length, self.num_heads, self.key_dim]  # each layer's

@@ -176,5 +176,4 @@ class CrossAttention(_AttentionBlock):
 
     def compute_cache(self, context):
         """Keys and values of `context`, `(batch, 2, src_len, num_heads, key_dim)`, for reuse."""
-        attention = self.attention
-        return ops.stack([attention.key_dense(context), attention.value_dense(context)], axis=1)
+        return self.attention.compute_cache(context)

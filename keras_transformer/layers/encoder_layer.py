@@ -1,22 +1,29 @@
-"""One layer of the Transformer encoder (section 3.1 of the paper)."""
+"""One layer of the Transformer encoder (section 3.1 of the paper), readable top-down.
+
+Self-attention lives in attention.py, the feed-forward network in feed_forward.py; the residual
+connections and layer normalizations are written out in `EncoderLayer.call`.
+"""
 
 import keras
+from keras import ops
 
-from keras_transformer._validation import check_positive_int
-from keras_transformer.layers.attention_blocks import SelfAttention
+from keras_transformer.layers.attention import attention_for
 from keras_transformer.layers.feed_forward import FeedForward
 
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
 class EncoderLayer(keras.layers.Layer):
-    """Global self-attention followed by a feed-forward network.
+    r"""Global self-attention, then a feed-forward network, each with a residual and LayerNorm.
 
-    Section 3.1: every position attends to every real position, before and after it.
+    Section 3.1: every position attends to every real position, before and after it. Each
+    sub-layer's output goes through dropout (section 5.4) and is added to its input; post-LN
+    (the paper) normalizes the sum, $\mathrm{LayerNorm}(x + \mathrm{Sublayer}(x))$, pre-LN
+    (`norm_first=True`) the sub-layer's input, $x + \mathrm{Sublayer}(\mathrm{LayerNorm}(x))$.
     Masking: padded positions (`padding_mask` False) are never attended to.
 
     Args:
         num_heads, dff: attention heads; inner size of the feed-forward network.
-        key_dim: size per head; default `d_model // num_heads`.
+        key_dim: size per head; default `d_model // num_heads` (checked when built).
         dropout, attention_dropout: residual dropout (section 5.4), on attention weights.
         activation, norm_first: feed-forward activation; pre-LN instead of post-LN.
 
@@ -34,7 +41,8 @@ class EncoderLayer(keras.layers.Layer):
     (2, 5, 8)
 
     Reference:
-        Vaswani et al., "Attention Is All You Need", 2017, section 3.1.
+        Vaswani et al., "Attention Is All You Need", 2017, section 3.1; Xiong et al., 2020
+        (pre-LN).
     """
 
     def __init__(
@@ -49,36 +57,65 @@ class EncoderLayer(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        check_positive_int("num_heads", num_heads)
-        check_positive_int("dff", dff)
         self.num_heads, self.dff, self.key_dim = num_heads, dff, key_dim
         self.dropout, self.attention_dropout = dropout, attention_dropout
         self.activation = keras.activations.get(activation)
         self.norm_first = norm_first
         self.supports_masking = True
 
-    def _attention_kwargs(self):
-        names = ("num_heads", "key_dim", "attention_dropout", "dropout", "norm_first")
-        return {**{n: getattr(self, n) for n in names}, "dtype": self.dtype_policy}
-
-    def _build_feed_forward(self, input_shape):
-        kwargs = {n: getattr(self, n) for n in ("dff", "dropout", "activation", "norm_first")}
-        self.feed_forward = FeedForward(**kwargs, dtype=self.dtype_policy, name="feed_forward")
-        self.feed_forward.build(input_shape)
-
     def build(self, input_shape):
-        self.self_attention = SelfAttention(**self._attention_kwargs(), name="self_attention")
-        self.self_attention.build(input_shape)
-        self._build_feed_forward(input_shape)
+        d_model, dtype = input_shape[-1], self.dtype_policy
+        # Sub-layer 1: multi-head self-attention, its LayerNorm and its residual dropout.
+        self.self_attention = attention_for(
+            d_model, self.num_heads, self.key_dim, dropout=self.attention_dropout, dtype=dtype,
+            name="self_attention",
+        )  # fmt: skip
+        self.self_attention.build(input_shape, input_shape)
+        self.self_attention_norm = keras.layers.LayerNormalization(
+            epsilon=1e-6, dtype=dtype, name="self_attention_norm"
+        )
+        self.self_attention_norm.build(input_shape)
+        self.self_attention_dropout = keras.layers.Dropout(
+            self.dropout, dtype=dtype, name="self_attention_dropout"
+        )
+        # Sub-layer 2: the position-wise feed-forward network, wrapped the same way.
+        self.feed_forward = FeedForward(self.dff, self.activation, dtype=dtype, name="feed_forward")
+        self.feed_forward.build(input_shape)
+        self.feed_forward_norm = keras.layers.LayerNormalization(
+            epsilon=1e-6, dtype=dtype, name="feed_forward_norm"
+        )
+        self.feed_forward_norm.build(input_shape)
+        self.feed_forward_dropout = keras.layers.Dropout(
+            self.dropout, dtype=dtype, name="feed_forward_dropout"
+        )
 
     def call(self, inputs, padding_mask=None, training=None, return_attention_scores=False):
-        scores = return_attention_scores
+        # (batch, 1, seq_len): every query may attend to the real keys
+        mask = None if padding_mask is None else ops.expand_dims(padding_mask, 1)
+
+        # Self-attention sub-layer
+        residual = x = inputs  # (batch, seq_len, d_model)
+        if self.norm_first:
+            x = self.self_attention_norm(x)
         x = self.self_attention(
-            inputs, padding_mask, training=training, return_attention_scores=scores
-        )
-        if scores:
-            return self.feed_forward(x[0], training=training), x[1]
-        return self.feed_forward(x, training=training)
+            x, x, attention_mask=mask, return_attention_scores=return_attention_scores,
+            training=training,
+        )  # fmt: skip
+        if return_attention_scores:
+            x, scores = x  # scores: (batch, num_heads, seq_len, seq_len)
+        x = residual + self.self_attention_dropout(x, training=training)
+        if not self.norm_first:
+            x = self.self_attention_norm(x)
+
+        # Feed-forward sub-layer
+        residual = x
+        if self.norm_first:
+            x = self.feed_forward_norm(x)
+        x = self.feed_forward(x)  # (batch, seq_len, d_model)
+        x = residual + self.feed_forward_dropout(x, training=training)
+        if not self.norm_first:
+            x = self.feed_forward_norm(x)
+        return (x, scores) if return_attention_scores else x
 
     def get_config(self):
         names = ("num_heads", "dff", "key_dim", "dropout", "attention_dropout", "norm_first")

@@ -51,7 +51,9 @@ def decoder_stack(
     """`num_layers` DecoderLayers (no cross-attention when `context` is None)."""
     for i in range(cfg.num_layers):
         name = f"{prefix}_layer_{i}"
-        layer = DecoderLayer(**cfg.layer_kwargs(), cross_attention=context is not None, name=name)
+        layer = DecoderLayer(
+            **cfg.layer_kwargs(), use_cross_attention=context is not None, name=name
+        )
         x = layer(
             x,
             context,

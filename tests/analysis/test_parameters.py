@@ -18,14 +18,14 @@ def test_formulas_equal_built_layers():
     assert mha.count_params() == attention_parameters(24, 4)
     ffn = FeedForward(dff=40)
     ffn(x)
-    assert ffn.count_params() == feed_forward_parameters(24, 40) + 2 * 24
+    assert ffn.count_params() == feed_forward_parameters(24, 40)
     enc = EncoderLayer(num_heads=4, dff=40)
     enc(x)
     assert enc.count_params() == encoder_layer_parameters(24, 4, 40)
     dec = DecoderLayer(num_heads=4, dff=40)
     dec(x, x)
     assert dec.count_params() == decoder_layer_parameters(24, 4, 40)
-    lm = DecoderLayer(num_heads=4, dff=40, cross_attention=False)
+    lm = DecoderLayer(num_heads=4, dff=40, use_cross_attention=False)
     lm(x)
     assert lm.count_params() == decoder_layer_parameters(24, 4, 40, cross_attention=False)
 

@@ -1,5 +1,7 @@
 """scaled_dot_product_attention and MultiHeadAttention against NumPy and Keras."""
 
+import warnings
+
 import keras
 import numpy as np
 import pytest
@@ -231,3 +233,82 @@ def test_config_round_trip_and_output_mask():
 def test_invalid_arguments_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         MultiHeadAttention(**kwargs)
+
+
+# ---------------------------------------------------------------- Keras conventions (issue 29)
+
+
+def test_gate_and_tuple_output_shape_match_keras():
+    q, v = (
+        RNG.normal(size=(2, 3, 6)).astype("float32"),
+        RNG.normal(size=(2, 4, 6)).astype("float32"),
+    )
+    for kwargs in (dict(use_gate=True), dict(output_shape=(2, 3))):
+        ref, ours = pair(num_heads=2, key_dim=3, **kwargs)
+        copy_weights(ref, ours, q, v)
+        np.testing.assert_allclose(ours(q, v), ref(q, v), atol=1e-5)
+    assert tuple(ours(q, v).shape) == (2, 3, 2, 3) == ours.compute_output_shape(q.shape, v.shape)
+
+
+def test_broadcastable_attention_masks_equal_the_full_mask():
+    x = RNG.normal(size=(2, 5, 8)).astype("float32")
+    mha = MultiHeadAttention(2, 4)
+    keys = np.array([[True] * 5, [True] * 3 + [False] * 2])
+    full = np.repeat(keys[:, None, :], 5, axis=1)  # (batch, q_len, kv_len)
+    expected = np.asarray(mha(x, x, attention_mask=full))
+    for mask in (keys[:, None, :], np.repeat(full[:, None], 2, axis=1)):  # (b, 1, S), per head
+        np.testing.assert_allclose(mha(x, x, attention_mask=mask), expected, atol=1e-6)
+    causal = np.tril(np.ones((5, 5), bool))  # (T, S)
+    np.testing.assert_allclose(
+        mha(x, x, attention_mask=causal), mha(x, x, use_causal_mask=True), atol=1e-6
+    )
+
+
+def test_implicit_masks_match_keras_without_warnings():
+    ref, ours = pair(num_heads=2, key_dim=4)
+    emb = keras.layers.Embedding(10, 8, mask_zero=True)
+    q_ids, v_ids = np.array([[1, 2, 0], [3, 0, 0]]), np.array([[4, 5, 6, 0], [7, 8, 0, 0]])
+    copy_weights(ref, ours, emb(q_ids), emb(v_ids))
+    expected = np.asarray(ref(emb(q_ids), emb(v_ids)))  # Keras's call deletes the input masks
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "... was passed an input with a mask attached ..."
+        out = ours(emb(q_ids), emb(v_ids))
+    real = q_ids != 0
+    np.testing.assert_allclose(np.asarray(out)[real], expected[real], atol=1e-5)
+    np.testing.assert_array_equal(out._keras_mask, real)
+
+
+def test_constraints_regularizers_and_initializers_reach_the_projections():
+    mha = MultiHeadAttention(
+        2, 4, kernel_constraint="non_neg", bias_constraint="non_neg", kernel_regularizer="l2",
+        kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02), use_gate=True,
+    )  # fmt: skip
+    mha.build((1, 2, 8), (1, 2, 8))
+    projections = [
+        mha.query_dense,
+        mha.key_dense,
+        mha.gate_dense,
+        mha.value_dense,
+        mha.output_dense,
+    ]
+    for dense in projections:
+        assert isinstance(dense.kernel.constraint, keras.constraints.NonNeg)
+        assert isinstance(dense.bias.constraint, keras.constraints.NonNeg)
+    assert len(mha.losses) == 5  # one L2 penalty per kernel
+    assert not np.allclose(mha.query_dense.kernel, mha.key_dense.kernel)  # fresh initializers
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(num_heads=0, key_dim=4), "argument `num_heads`.*num_heads=0"),
+        (dict(num_heads=2, key_dim=4, value_dim=1.5), "argument `value_dim`"),
+        (dict(num_heads=2, key_dim=4, output_shape=8.0), "Invalid `output_shape`: 8.0"),
+    ],
+)
+def test_errors_use_keras_wording(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        MultiHeadAttention(**kwargs)
+    mha = MultiHeadAttention(2, 4)
+    with pytest.raises(ValueError, match="except the last one, must be equal"):
+        mha.compute_output_shape((2, 4, 8), (2, 3, 8), (2, 5, 8))

@@ -1,4 +1,6 @@
-"""FeedForward: the paper's formula, weight count, dropout, config."""
+"""FeedForward: the paper's formula, position-wise, weight count, config, errors."""
+
+import math
 
 import numpy as np
 import pytest
@@ -9,30 +11,30 @@ from tests.helpers import assert_config_round_trip
 RNG = np.random.default_rng(0)
 
 
-def layer_norm(x, eps=1e-6):
-    return (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + eps)
-
-
-def test_equals_relu_mlp_with_add_and_norm():
+def test_equals_the_relu_mlp_of_section_3_3():
     x = RNG.normal(size=(2, 4, 6)).astype("float32")
-    ffn = FeedForward(dff=10, dropout=0.0)
+    ffn = FeedForward(dff=10)
     out = np.asarray(ffn(x))
     w1, b1 = (np.asarray(w) for w in ffn.inner_dense.weights)
     w2, b2 = (np.asarray(w) for w in ffn.output_dense.weights)
-    expected = layer_norm(x + (np.maximum(x @ w1 + b1, 0) @ w2 + b2))
-    np.testing.assert_allclose(out, expected, atol=1e-4)
-    assert ffn.count_params() == 6 * 10 + 10 + 10 * 6 + 6 + 2 * 6
+    np.testing.assert_allclose(out, np.maximum(x @ w1 + b1, 0) @ w2 + b2, atol=1e-5)
+    assert ffn.count_params() == 6 * 10 + 10 + 10 * 6 + 6
+    one_by_one = np.concatenate([np.asarray(ffn(x[:, t : t + 1])) for t in range(4)], axis=1)
+    np.testing.assert_allclose(one_by_one, out, atol=1e-6)  # position-wise
 
 
-def test_dropout_only_in_training_and_config():
+def test_activation_and_config():
     x = RNG.normal(size=(2, 4, 6)).astype("float32")
-    ffn = FeedForward(dff=10, dropout=0.5, activation="gelu", norm_first=True)
-    np.testing.assert_allclose(ffn(x), ffn(x, training=False))
-    assert np.abs(np.asarray(ffn(x, training=True)) - np.asarray(ffn(x))).max() > 1e-3
-    assert_config_round_trip(ffn)
+    ffn = FeedForward(dff=10, activation="gelu")
+    ffn.build(x.shape)
+    w1, b1, w2, b2 = (np.asarray(w) for w in ffn.weights)
+    inner = x @ w1 + b1
+    gelu = 0.5 * inner * (1 + np.vectorize(math.erf)(inner / np.sqrt(2)))  # Keras's exact GELU
+    np.testing.assert_allclose(ffn(x), gelu @ w2 + b2, atol=1e-5)
+    assert_config_round_trip(ffn, dff=10)
 
 
-@pytest.mark.parametrize("kwargs", [dict(dff=0), dict(dff=4, dropout=-0.1)])
-def test_invalid_arguments(kwargs):
-    with pytest.raises(ValueError, match="dff|dropout"):
-        FeedForward(**kwargs)
+@pytest.mark.parametrize("dff", [0, -3, 2.5, True])
+def test_invalid_dff_is_named(dff):
+    with pytest.raises(ValueError, match=f"dff={dff!r}"):
+        FeedForward(dff=dff)

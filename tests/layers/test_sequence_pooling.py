@@ -1,4 +1,4 @@
-"""PaddingMask and SequencePooling: values, symbolic shapes, config, save/load, errors."""
+"""SequencePooling: values, padding ignored, config, save/load, errors."""
 
 import keras
 import numpy as np
@@ -6,15 +6,6 @@ import pytest
 
 from keras_transformer.layers import PaddingMask, SequencePooling
 from tests.helpers import assert_config_round_trip, assert_save_load_identical
-
-
-def test_padding_mask_values_and_symbolic_shape():
-    ids = np.array([[7, 2, 0, 0], [9, 9, 9, 1]])
-    np.testing.assert_array_equal(PaddingMask()(ids), ids != 0)
-    np.testing.assert_array_equal(PaddingMask(pad_id=9)(ids), ids != 9)
-    symbolic = PaddingMask()(keras.Input((None,), dtype="int32"))
-    assert symbolic.dtype == "bool" and tuple(symbolic.shape) == (None, None)
-    assert_config_round_trip(PaddingMask(pad_id=3))
 
 
 @pytest.mark.parametrize("mode", ["cls", "mean"])
