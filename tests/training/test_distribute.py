@@ -23,7 +23,7 @@ import tensorflow as tf
 
 from keras_transformer.cli import main
 from keras_transformer.training import distribute
-from keras_transformer.training.run import TrainConfig
+from keras_transformer.training.config import TrainConfig
 
 HELPER = Path(__file__).with_name("distribute_worker.py")
 TIMEOUT = 300  # seconds, per subprocess; a healthy run takes well under a minute
