@@ -10,8 +10,9 @@ import re
 from typing import Any
 
 
-def check_int(name: str, value: Any, *, minimum: int = 1) -> int:
-    """Returns `value` if it is an int (not a bool) `>= minimum`.
+def check_int(name: str, value: Any, *, minimum: int | None = 1, hint: str = "") -> int:
+    """Returns `value` if it is an int (not a bool) `>= minimum` (None: any int); `hint` ends
+    the messages.
 
     Raises:
         TypeError: `value` is not an int.
@@ -26,10 +27,10 @@ def check_int(name: str, value: Any, *, minimum: int = 1) -> int:
     ValueError: num_layers must be a positive integer; received num_layers=0.
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer; received {name}={value!r}.")
-    if value < minimum:
+        raise TypeError(f"{name} must be an integer; received {name}={value!r}.{hint}")
+    if minimum is not None and value < minimum:
         kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
-        raise ValueError(f"{name} must be {kind}; received {name}={value!r}.")
+        raise ValueError(f"{name} must be {kind}; received {name}={value!r}.{hint}")
     return int(value)
 
 

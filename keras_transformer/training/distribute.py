@@ -32,7 +32,8 @@ def check_strategy_options(name: str, cpu_devices: int | None = None) -> None:
         )
     if cpu_devices is None:
         return
-    check_int("cpu_devices", cpu_devices)
+    hint = " --cpu-devices 2 splits the CPU into two logical devices; leave it out for the GPUs."
+    check_int("cpu_devices", cpu_devices, hint=hint)
     if name != "mirrored":
         raise ValueError(
             f"cpu_devices={cpu_devices} (--cpu-devices) only applies to strategy='mirrored'; "

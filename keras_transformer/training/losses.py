@@ -13,7 +13,7 @@ _REDUCTIONS = ("sum_over_batch_size", "mean", "mean_with_sample_weight", "sum", 
 
 
 def _check_pad_id(pad_id: Any) -> int:
-    return check_int("pad_id", pad_id, minimum=0)  # the tokenizer's padding id, e.g. 0
+    return check_int("pad_id", pad_id, minimum=None)  # the padding id (any int), e.g. 0
 
 
 def _labels_as_int(y_true: Any, y_pred: Any) -> Any:
