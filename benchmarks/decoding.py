@@ -52,7 +52,7 @@ from keras_transformer.data import WordPieceTokenizer  # noqa: E402
 from keras_transformer.data.text.tokenizer import RESERVED_TOKENS  # noqa: E402
 from keras_transformer.inference import IncrementalDecoder, Translator, greedy_search  # noqa: E402
 from keras_transformer.models import build_transformer  # noqa: E402
-from keras_transformer.training.run import TrainConfig  # noqa: E402
+from keras_transformer.training.config import TrainConfig  # noqa: E402
 
 VOCAB = 2000
 SOURCE_WORDS = 14  # + [START] and [END]: source length 16

@@ -230,7 +230,8 @@ def train_ours(path: str, out: str, budget: float, *, seed: int, log, overrides=
     """`keras-transformer train --task tsv --data path --time-budget budget` (with the
     `TrainConfig` fields `overrides`); returns (translator, info)."""
     from keras_transformer.inference import Translator
-    from keras_transformer.training.run import TrainConfig, train
+    from keras_transformer.training.config import TrainConfig
+    from keras_transformer.training.run import train
 
     config = TrainConfig(
         task="tsv",
@@ -392,7 +393,7 @@ def train_tutorial(train, dev, budget, *, seed, log):
     import keras
 
     import keras_transformer as kt
-    from keras_transformer.training.budget import TimeBudget
+    from keras_transformer.training.callbacks import TimeBudget
 
     keras.utils.set_random_seed(seed)
     src_tok = learn_vocabulary([s for s, _ in train], 8000)
@@ -485,8 +486,8 @@ def _fmt(row):
 
 def run(args) -> None:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    from keras_transformer._validation import parse_duration
     from keras_transformer.data.tasks.tsv import tsv_task
-    from keras_transformer.training.budget import parse_duration
 
     budget = parse_duration(args.budget)
     os.makedirs(args.out, exist_ok=True)

@@ -40,7 +40,8 @@ from keras_transformer.training import (  # noqa: E402
     MaskedSparseCategoricalCrossentropy,
     make_optimizer,
 )
-from keras_transformer.training.run import TrainConfig, resolve_precision, use_xla  # noqa: E402
+from keras_transformer.training.config import TrainConfig  # noqa: E402
+from keras_transformer.training.devices import resolve_precision, use_xla  # noqa: E402
 
 PRECISION_NAMES = {"fp32": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
 START = time.perf_counter()

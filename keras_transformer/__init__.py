@@ -16,8 +16,7 @@ SUBMODULES = (
 REGISTERING_MODULES = (
     "keras_transformer.layers",  # imports every layer module
     "keras_transformer.training.losses",  # losses and metrics
-    "keras_transformer.training.schedule",  # TransformerSchedule
-    "keras_transformer.training.budget",  # BudgetSchedule of --time-budget runs
+    "keras_transformer.training.schedule",  # TransformerSchedule, BudgetSchedule (--time-budget)
 )
 """Every module that calls `keras.saving.register_keras_serializable` (tests/test_register.py
 scans the source for that call, so a module added or moved later cannot be left out)."""

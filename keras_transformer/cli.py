@@ -11,7 +11,7 @@ import tempfile
 import traceback
 
 from keras_transformer import __version__
-from keras_transformer._validation import OneLineArgumentParser as _Parser
+from keras_transformer.commands._arguments import OneLineArgumentParser as _Parser
 from keras_transformer.errors import MissingExtraError
 
 # Before anything imports TensorFlow: no C++ start-up lines (cuInit, oneDNN); `-vv` shows them.

@@ -1,7 +1,7 @@
 """Figures of a training run, each on its own `Figure` (never pyplot), saved as one PNG.
 
-`plot_cross_attention` and `plot_it_attention` read a trained model's attention through a probe
-of the same weights (built with `return_attention_scores=True`) and draw it with `plot_attention`."""
+This module only draws: the attention weights `plot_attention` draws come from
+`training.attention_maps` (a probe of the trained model)."""
 
 import csv
 import os
@@ -76,73 +76,3 @@ def plot_attention(weights, query_tokens: list[str], key_tokens: list[str], path
         ax.set_title(f"head {h}", fontsize=8)
     fig.suptitle(title, fontsize=9)
     return save(fig, path, rect=(0, 0, 1, 0.96))
-
-
-def plot_cross_attention(model, sizes, source_tokenizer, target_tokenizer, text, plots_dir) -> str:
-    """Heat map of the last decoder layer's cross-attention while translating `text`."""
-    from keras_transformer import data, models
-    from keras_transformer.inference import Translator
-
-    probe = models.build_transformer(
-        source_tokenizer.vocab_size, target_tokenizer.vocab_size, config=sizes,
-        return_attention_scores=True,
-    )  # fmt: skip
-    probe.set_weights(model.get_weights())
-    translator = Translator(model, source_tokenizer, target_tokenizer, max_length=sizes.max_length)
-    generated = [int(t) for t in translator.translate_tokens([text])[0] if t != 0]
-    target_ids = np.array([[target_tokenizer.start_id, *generated[:-1]]], "int32")
-    source_ids = np.asarray(data.encode_source([text], source_tokenizer, sizes.max_length))
-    source_ids = source_ids[:, : int(np.count_nonzero(source_ids))]
-    scores = probe({"source": source_ids, "target": target_ids}, training=False)
-    weights = scores[f"decoder_layer_{sizes.num_layers - 1}_cross_attention"][0]
-    return plot_attention(
-        weights, _tokens(generated, target_tokenizer),
-        _tokens(list(source_ids[0]), source_tokenizer),
-        os.path.join(plots_dir, "cross_attention.png"),
-        title=f"last decoder layer cross-attention: {text!r}",
-    )  # fmt: skip
-
-
-def _tokens(ids, tokenizer) -> list[str]:
-    return [t.decode() for t in tokenizer.lookup(np.array([ids])).numpy()[0]]
-
-
-def plot_it_attention(
-    model, tokenizer, sentence: str, path: str, *,
-    causal: bool = False, config=None, **sizes,
-) -> str:  # fmt: skip
-    """Heat map of every layer's attention *from "it"* (one row per layer, one panel per head).
-
-    Args:
-        model: a trained `build_token_classifier` model.
-        tokenizer: its tokenizer.
-        sentence: one `it-referent` sentence.
-        path: where to write the PNG.
-        causal: whether `model` is the causal (decoder-only) classifier.
-        config, **sizes: the sizes `model` was built with, as in `build_encoder`.
-
-    Returns:
-        The path of the PNG.
-    """
-    from keras_transformer import data, models
-    from keras_transformer.models.config import TransformerConfig
-
-    config = TransformerConfig.resolve(config, sizes)
-    prefix_name = "decoder" if causal else "encoder"
-    probe = models.build_token_classifier(
-        model.get_layer(f"{prefix_name}_embedding").vocab_size, model.get_layer("logits").units,
-        causal=causal, config=config, return_attention_scores=True,
-    )  # fmt: skip
-    probe.set_weights(model.get_weights())
-    ids = np.asarray(data.encode_source([sentence], tokenizer, config.max_length))
-    position = int(np.argmax(ids[0] == tokenizer.token_to_id("it")))
-    scores = probe(ids, training=False)
-    layers = range(config.num_layers)
-    names = [f"{prefix_name}_layer_{i}_self_attention" for i in layers]
-    # (num_heads, num_layers, seq_len): the row of "it" in every layer (zero after "it" if causal)
-    rows = np.stack([np.asarray(scores[name])[0, :, position] for name in names], axis=1)
-    kind = "causal decoder" if causal else "encoder"
-    return plot_attention(
-        rows, [f"layer {i}: it" for i in layers], _tokens(list(ids[0]), tokenizer), path,
-        title=f"{kind} attention from 'it': {sentence!r}",
-    )  # fmt: skip

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import tensorflow as tf
 
-from keras_transformer.training.config import resolve_precision, use_xla
+from keras_transformer.training.devices import resolve_precision, use_xla
 
 
 @pytest.fixture()

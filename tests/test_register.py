@@ -64,7 +64,6 @@ def test_the_source_scan_finds_the_registering_modules():
         "keras_transformer.layers.attention",
         "keras_transformer.training.losses",
         "keras_transformer.training.schedule",
-        "keras_transformer.training.budget",
     } <= found
     assert all(name.startswith("keras_transformer.") for name in found)
 

@@ -18,7 +18,7 @@ from keras_transformer.analysis.operations import (
     count_flops, count_recurrent_steps, critical_path, growth_exponent, measure_layer,
     measure_operations, op_flops, trace_graph,
 )
-from keras_transformer.analysis.parameters import (
+from keras_transformer.models.parameters import (
     attention_parameters, decoder_layer_parameters, encoder_layer_parameters,
     feed_forward_parameters, transformer_parameters,
 )

@@ -1,6 +1,6 @@
 """`keras-transformer export RUN_DIR --out DIR`: a SavedModel for TF Serving."""
 
-from keras_transformer._validation import NON_NEGATIVE
+from keras_transformer.commands._arguments import NON_NEGATIVE
 
 
 def register(sub) -> None:

@@ -2,7 +2,8 @@
 
 import argparse
 
-from keras_transformer._validation import FRACTION, POSITIVE
+from keras_transformer.choices import PRETRAIN_FINETUNE_TASKS
+from keras_transformer.commands._arguments import FRACTION, POSITIVE
 
 
 def register(sub) -> None:
@@ -21,7 +22,7 @@ def register(sub) -> None:
     p.add_argument("--validation-fraction", type=FRACTION, help="a number in (0, 1)")
     add_run_arguments(p)
     p.add_argument("--mask-rate", type=FRACTION, help="share of tokens selected, in (0, 1)")
-    p.add_argument("--finetune-task", choices=("auto", "reviews", "imdb", "none"),
+    p.add_argument("--finetune-task", choices=("auto", *PRETRAIN_FINETUNE_TASKS, "none"),
                    help="then fine-tune on this task from the pre-trained encoder and from scratch "
                    "(auto: reviews for the reviews corpus, else none)")
     for name, kind in (("epochs", int), ("batch-size", int), ("learning-rate", POSITIVE)):
@@ -35,7 +36,8 @@ def register(sub) -> None:
 
 def _pretrain(args) -> int:
     from keras_transformer.commands.train import run_command
-    from keras_transformer.training.pretraining import PretrainConfig, pretrain
+    from keras_transformer.training.pretrain_config import PretrainConfig
+    from keras_transformer.training.pretraining import pretrain
 
     keys = ("validation_masked_accuracy", "train_seconds", "parameters")
     metrics = run_command(PretrainConfig, pretrain, args, "finetune_task", keys)

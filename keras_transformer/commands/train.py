@@ -2,11 +2,15 @@
 
 import argparse
 
-from keras_transformer._validation import POSITIVE, RATE
+from keras_transformer.choices import (
+    ARCHITECTURES,
+    JIT_COMPILE,
+    PRECISION_FLAGS,
+    STRATEGIES,
+    TASKS,
+)
+from keras_transformer.commands._arguments import POSITIVE, RATE
 
-# training.config's ARCHITECTURES and STRATEGIES, repeated: `--help` imports no TensorFlow.
-ARCHITECTURES = ("encoder-decoder", "encoder", "decoder-only", "dual-encoder")
-STRATEGIES = ("none", "mirrored", "multiworker", "tpu")
 # The options train and pretrain share (model sizes and the recipe), with their types.
 RUN_OPTIONS = (("epochs", int), ("batch_size", int), ("max_length", int), ("num_layers", int),
                ("d_model", int), ("num_heads", int), ("dff", int), ("dropout", float),
@@ -19,8 +23,7 @@ def register(sub) -> None:
         "train", argument_default=argparse.SUPPRESS,  # options left out keep TrainConfig's
         help="train an encoder-decoder Transformer and write a run directory",
         description="Train a translator (default: numbers en -> de, embedded, offline).")
-    p.add_argument("--task", help="numbers, copy, reverse, sort, recall, tsv, ted_hrlr_pt_en, "
-                   "it-referent, imdb, reviews")
+    p.add_argument("--task", choices=TASKS, metavar="TASK", help=", ".join(TASKS))
     p.add_argument("--architecture", choices=ARCHITECTURES,
                    help="encoder-decoder (translation, the default); encoder (classification); "
                    "decoder-only ('source [SEP] target', or the causal it-referent baseline); "
@@ -47,8 +50,8 @@ def register(sub) -> None:
                    help="keep the token embeddings fixed (classification on a small labelled set)")
     p.add_argument("--out", help="run directory (default: runs/<task>_<src>_<tgt>)")
     p.add_argument("--seed", type=int)
-    p.add_argument("--jit-compile", choices=("auto", "on", "off"))
-    p.add_argument("--mixed-precision", choices=("auto", "bf16", "fp16", "none"),
+    p.add_argument("--jit-compile", choices=JIT_COMPILE)
+    p.add_argument("--mixed-precision", choices=PRECISION_FLAGS,
                    help="auto (default): bf16 on GPUs of compute capability >= 8.0, fp16 on >= "
                    "7.0, float32 on CPU; logits stay float32")
     p.add_argument("--overwrite", action="store_true", help="replace a finished run in --out")
@@ -81,7 +84,8 @@ def run_command(config_class, run, args, none_option: str, keys: tuple[str, ...]
 
 
 def _train(args) -> int:
-    from keras_transformer.training.run import TrainConfig, train
+    from keras_transformer.training.config import TrainConfig
+    from keras_transformer.training.run import train
 
     # dual encoder; classification (it-referent, imdb, reviews); translation; every run
     keys = ("test_retrieval_accuracy_at_1", "test_reverse_retrieval_accuracy_at_1", "test_accuracy",

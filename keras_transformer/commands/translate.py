@@ -6,7 +6,7 @@ import os
 import sys
 from collections.abc import Iterator
 
-from keras_transformer._validation import NON_NEGATIVE, OneLineArgumentParser
+from keras_transformer.commands._arguments import NON_NEGATIVE, OneLineArgumentParser
 from keras_transformer.errors import UserInputError
 
 DESCRIPTION = ("Translate each TEXT (or each line of stdin when no TEXT is given); prints one "

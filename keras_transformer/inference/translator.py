@@ -9,10 +9,10 @@ from collections.abc import Sequence
 import keras
 import tensorflow as tf
 
-from keras_transformer._validation import run_files
 from keras_transformer.data import WordPieceTokenizer, encode_source
 from keras_transformer.inference.incremental import IncrementalDecoder, _is_int, position_limit
 from keras_transformer.inference.search import beam_search, greedy_search
+from keras_transformer.runs import run_files
 
 logger = logging.getLogger(__name__)
 

@@ -1,28 +1,36 @@
-"""Functional builders; each takes `config=TransformerConfig(...)` and/or its fields as keywords."""
+"""Functional builders; each takes `config=TransformerConfig(...)` and/or its fields as keywords.
 
-from keras_transformer.models.baselines import build_cnn_seq2seq, build_rnn_seq2seq
-from keras_transformer.models.classifier import build_classifier
-from keras_transformer.models.config import TransformerConfig
-from keras_transformer.models.decoder import build_decoder
-from keras_transformer.models.dual_encoder import build_dual_encoder
-from keras_transformer.models.encoder import build_encoder
-from keras_transformer.models.language_model import build_language_model
-from keras_transformer.models.masked_language_model import build_masked_language_model
-from keras_transformer.models.token_classifier import build_token_classifier
-from keras_transformer.models.transfer import transfer_weights
-from keras_transformer.models.transformer import build_transformer
+The names load on first use (PEP 562), so `keras_transformer.models.config` and
+`keras_transformer.models.parameters` import without Keras.
+"""
 
-__all__ = [
-    "TransformerConfig",
-    "build_classifier",
-    "build_cnn_seq2seq",
-    "build_decoder",
-    "build_dual_encoder",
-    "build_encoder",
-    "build_language_model",
-    "build_masked_language_model",
-    "build_rnn_seq2seq",
-    "build_token_classifier",
-    "build_transformer",
-    "transfer_weights",
-]
+import importlib
+
+_HOMES = {
+    "TransformerConfig": "config",
+    "build_classifier": "classifier",
+    "build_cnn_seq2seq": "baselines",
+    "build_decoder": "decoder",
+    "build_dual_encoder": "dual_encoder",
+    "build_encoder": "encoder",
+    "build_language_model": "language_model",
+    "build_masked_language_model": "masked_language_model",
+    "build_rnn_seq2seq": "baselines",
+    "build_token_classifier": "token_classifier",
+    "build_transformer": "transformer",
+    "transfer_weights": "transfer",
+}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str):
+    if name in _HOMES:
+        value = getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+        globals()[name] = value  # later look-ups skip this function
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted([*globals(), *_HOMES])

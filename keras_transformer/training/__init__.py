@@ -1,4 +1,4 @@
-"""Training pieces of the paper: learning-rate schedule, optimizer, masked loss and accuracy."""
+"""Training pieces of the paper: learning-rate schedules, optimizer, masked loss and accuracy."""
 
 from keras_transformer.training.losses import (
     MaskedAccuracy,
@@ -6,7 +6,8 @@ from keras_transformer.training.losses import (
     MaskedSparseCategoricalCrossentropy,
 )
 from keras_transformer.training.optimizer import make_optimizer, paper_adam
-from keras_transformer.training.schedule import TransformerSchedule
+from keras_transformer.training.schedule import BudgetSchedule, TransformerSchedule
 
-__all__ = ["MaskedAccuracy", "MaskedSequenceAccuracy", "MaskedSparseCategoricalCrossentropy",
+__all__ = ["BudgetSchedule", "MaskedAccuracy", "MaskedSequenceAccuracy",
+           "MaskedSparseCategoricalCrossentropy",
            "TransformerSchedule", "make_optimizer", "paper_adam"]  # fmt: skip

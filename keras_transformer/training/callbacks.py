@@ -1,12 +1,21 @@
-"""Callbacks that keep a run directory consistent across interruptions."""
+"""Every callback of a training run: the run directory's (kept consistent across
+interruptions: history, best weights, backups), the time budget's, and convergence."""
 
 import csv
 import json
+import logging
 import math
 import os
 import signal
+import time
 
 import keras
+from keras import ops
+
+from keras_transformer._validation import check_positive_int, parse_duration
+from keras_transformer.training.schedule import BudgetSchedule
+
+logger = logging.getLogger(__name__)
 
 KILL_AT = "KERAS_TRANSFORMER_TEST_KILL_AT"  # test hook only: names where `kill_point` kills
 
@@ -144,3 +153,123 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
             json.dump({"epoch": self._current_epoch, "batch": self._last_batch_seen}, handle)
         _fsync_file(partial)
         os.replace(partial, self._training_metadata_path)
+
+
+_CLOCKS = {"wall": time.perf_counter, "process": time.process_time}
+
+
+class TimeBudget(keras.callbacks.Callback):
+    """Stops `fit` when a time budget is spent and shapes a `BudgetSchedule` to it.
+
+    Checked after every batch (validation still runs); every `update_every` batches and epoch
+    end, `total_steps` becomes `steps_done * budget / elapsed`.
+
+    Args:
+        budget_seconds: float > 0, or a duration string such as `"10m"`.
+        clock: `"wall"` (time.perf_counter) or `"process"` (CPU time: fair on a shared machine).
+        schedule: an optional `BudgetSchedule` to keep shaped to the budget.
+        update_every: batches between two re-estimates of `total_steps`.
+
+    Attributes:
+        elapsed: seconds used so far (after training: in total).
+        stopped_step: the optimizer step the budget stopped at, or None.
+
+    Example:
+    >>> schedule = BudgetSchedule(1e-3, warmup_steps=10, total_steps=100)
+    >>> TimeBudget("1m", clock="process", schedule=schedule).budget_seconds
+    60.0
+    """
+
+    def __init__(
+        self, budget_seconds: float | str, *, clock: str = "wall",
+        schedule: BudgetSchedule | None = None, update_every: int = 20,
+    ) -> None:  # fmt: skip
+        super().__init__()
+        self.budget_seconds = parse_duration(budget_seconds)
+        if clock not in _CLOCKS:
+            raise ValueError(f"clock={clock!r} must be 'wall' or 'process'")
+        if schedule is not None and not isinstance(schedule, BudgetSchedule):
+            raise TypeError(
+                f"schedule={schedule!r} must be a BudgetSchedule (or None); other schedules "
+                "cannot be reshaped to the budget"
+            )
+        self.clock, self.schedule, self._now = clock, schedule, _CLOCKS[clock]
+        self.update_every = check_positive_int("update_every", update_every)
+        self._start, self._first_step, self.elapsed, self.stopped_step = None, 0, 0.0, None
+
+    def _steps_done(self) -> int:
+        return int(ops.convert_to_numpy(self.model.optimizer.iterations)) - self._first_step
+
+    def _reshape(self) -> None:
+        done = 0 if self.schedule is None or self.elapsed <= 0 else self._steps_done()
+        if done > 0:
+            fit = int(done * self.budget_seconds / self.elapsed)
+            self.schedule.set_total_steps(self._first_step + max(fit, done + 1))
+
+    def on_train_begin(self, logs=None):
+        self._start = self._now()
+        self._first_step = int(ops.convert_to_numpy(self.model.optimizer.iterations))
+        self.elapsed, self.stopped_step, self._batches = 0.0, None, 0
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.elapsed = self._now() - self._start
+        self._batches += 1
+        if self._batches % self.update_every == 0:
+            self._reshape()
+        if self.elapsed >= self.budget_seconds:
+            self.model.stop_training = True
+            if self.stopped_step is None:
+                self.stopped_step = self._first_step + self._steps_done()
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.elapsed = self._now() - self._start
+        if self.elapsed >= self.budget_seconds:
+            self.model.stop_training = True
+        elif self.stopped_step is None:
+            self._reshape()
+
+    def on_train_end(self, logs=None):
+        self.elapsed = self._now() - self._start
+
+
+class SequencesConverged(keras.callbacks.Callback):
+    """Stops training once `val_sequence_accuracy` has converged.
+
+    Converged: `ceiling` of the sequences are right, or the best rate >= `floor` was not beaten
+    by `min_delta` for `patience` epochs (below `floor`, flat epochs may be a dip at the peak
+    learning rate). Under a `BudgetSchedule`, the learning rate then first decays to zero over
+    one more epoch: weights taken near its peak are noisy."""
+
+    def __init__(self, floor: float = 0.99, min_delta: float = 0.002, patience: int = 1,
+                 ceiling: float = 0.999):  # fmt: skip
+        super().__init__()
+        self.floor, self.min_delta, self.patience = floor, min_delta, patience
+        self.ceiling, self.best, self.flat, self.cooling = ceiling, None, 0, False
+
+    def on_epoch_end(self, epoch, logs=None):
+        value = (logs or {}).get("val_sequence_accuracy")
+        if self.cooling or value is None or not math.isfinite(value):
+            self.model.stop_training |= self.cooling  # the cool-down epoch is over
+            return
+        if self.best is None or value >= self.best + self.min_delta:
+            self.flat = 0
+        elif self.best >= self.floor:
+            self.flat += 1
+        self.best = value if self.best is None else max(self.best, value)
+        if value < self.ceiling and self.best >= self.floor and self._cool_down():
+            return
+        if value >= self.ceiling or self.flat >= self.patience:
+            logger.info("validation sequence accuracy %.4f has converged: stopping", value)
+            self.model.stop_training = True
+
+    def _cool_down(self) -> bool:
+        """Ends a `BudgetSchedule`'s decay one epoch from now; False if there is none."""
+        optimizer = getattr(self.model, "optimizer", None)
+        schedule = getattr(optimizer, "_learning_rate", None)
+        steps = (self.params or {}).get("steps")
+        if not hasattr(schedule, "set_total_steps") or not steps:
+            return False
+        schedule.set_total_steps(int(optimizer.iterations) + steps)
+        logger.info("validation sequence accuracy has converged: one epoch of rate decay")
+        self.cooling = True
+        return True

@@ -1,12 +1,29 @@
-"""What a training run is asked to do: `TrainConfig`, the architectures, precision and XLA."""
+"""What a training run is asked to do: `TrainConfig`, and which architecture trains which task."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
 
-from keras_transformer._validation import check_positive_int, check_rate
+from keras_transformer._validation import (
+    check_choice,
+    check_int,
+    check_number,
+    check_rate,
+    parse_duration,
+)
+from keras_transformer.choices import (
+    ARCHITECTURES,
+    DATA_SIZED_TASKS,
+    GENERATED_TASKS,
+    JIT_COMPILE,
+    PRECISIONS,
+    SEQUENCE_TASKS,
+    TOKEN_TASKS,
+    TRANSLATION_TASKS,
+)
 from keras_transformer.models.config import TransformerConfig
+from keras_transformer.training.distribute import check_strategy_options
 
 
 def model_config(config, **overrides) -> TransformerConfig:
@@ -17,50 +34,6 @@ def model_config(config, **overrides) -> TransformerConfig:
         )
     return TransformerConfig.from_dict({**vars(config), **overrides})
 
-
-STRATEGIES: tuple[str, ...] = ("none", "mirrored", "multiworker", "tpu")
-"""The names `make_strategy` (and `keras-transformer train --strategy`) accept."""
-
-
-def check_strategy_options(name: str, cpu_devices: int | None = None) -> None:
-    """`ValueError` unless `name` is in `STRATEGIES` and `cpu_devices` None or >= 1 (mirrored)."""
-    if name not in STRATEGIES:
-        raise ValueError(
-            f"strategy={name!r} is not supported; use one of {', '.join(STRATEGIES)} "
-            "(--strategy none trains on one device)."
-        )
-    if cpu_devices is None:
-        return
-    if isinstance(cpu_devices, bool) or not isinstance(cpu_devices, int) or cpu_devices < 1:
-        raise ValueError(
-            f"cpu_devices={cpu_devices!r} must be an integer >= 1 (--cpu-devices 2 "
-            "splits the CPU into two logical devices); leave it out to use the GPUs."
-        )
-    if name != "mirrored":
-        raise ValueError(
-            f"cpu_devices={cpu_devices} (--cpu-devices) only applies to strategy='mirrored'; "
-            f"received strategy={name!r}. Pass --strategy mirrored --cpu-devices "
-            f"{cpu_devices}, or drop --cpu-devices."
-        )
-
-
-ARCHITECTURES: tuple[str, ...] = ("encoder-decoder", "encoder", "decoder-only", "dual-encoder")
-"""Values of `TrainConfig.architecture` / `--architecture`."""
-
-TOKEN_TASKS: tuple[str, ...] = ("it-referent",)
-"""Tasks labelled at one token, trained with `build_token_classifier`."""
-
-SEQUENCE_TASKS: tuple[str, ...] = ("imdb", "reviews")
-"""Tasks labelled per sequence, trained with `build_classifier` (encoder only)."""
-
-GENERATED_TASKS: tuple[str, ...] = ("numbers", "copy", "reverse", "sort", "recall")
-"""Tasks drawn from a rule: fresh examples, nothing to overfit, trained without dropout."""
-
-TRANSLATION_TASKS: tuple[str, ...] = (*GENERATED_TASKS, "tsv", "ted_hrlr_pt_en")
-"""Pair tasks a decoder-only model learns as "source [SEP] target"."""
-
-DATA_SIZED_TASKS: tuple[str, ...] = ("tsv",)
-"""Tasks whose sizes left unset are chosen from the corpus (`data.sizing.plan_training`)."""
 
 FIXED_SIZES: dict[str, int] = dict(epochs=12, max_length=48, vocab_size=2000) | {
     n: getattr(TransformerConfig(), n) for n in ("num_layers", "d_model", "num_heads", "dff")
@@ -108,10 +81,6 @@ def check_architecture(architecture: str, task: str) -> None:
         )
 
 
-PRECISIONS = {None: "float32", "none": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
-"""Keras dtype policies of `--mixed-precision`; `"auto"` resolves to one of them."""
-
-
 @dataclass
 class TrainConfig:
     """Settings of a training run; the defaults train the README's main job."""
@@ -123,7 +92,7 @@ class TrainConfig:
     num_train: int | None = None
     num_validation: int | None = None
     num_test: int | None = None
-    # None: `FIXED_SIZES`, or on --task tsv sized from the data (`data.sizing.plan_training`).
+    # None: `FIXED_SIZES`, or on --task tsv sized from the data (`training.planning`).
     epochs: int | None = None
     batch_size: int = 64
     max_length: int | None = None
@@ -133,7 +102,7 @@ class TrainConfig:
     dff: int | None = None
     dropout: float | None = None  # 0 on generated tasks (nothing to overfit), else 0.1
     vocab_size: int | None = None
-    warmup_steps: int | None = None  # None: 8 % of the planned updates (budget.planned_schedule)
+    warmup_steps: int | None = None  # None: 8 % of the planned updates (planning.plan_schedule)
     time_budget: float | None = None  # seconds of training (--time-budget 10m)
     label_smoothing: float = 0.1
     early_stopping_patience: int = 4
@@ -152,8 +121,6 @@ class TrainConfig:
 
     def __post_init__(self):
         if self.time_budget is not None:
-            from keras_transformer.training.budget import parse_duration
-
             self.time_budget = parse_duration(self.time_budget)
         if self.epochs is None and self.time_budget is not None:
             self.epochs = BUDGET_EPOCHS  # the budget ends the run
@@ -167,27 +134,16 @@ class TrainConfig:
             self.warmup_steps = 1000  # the paper's schedule (--learning-rate given: unused)
         check_strategy_options(self.strategy, self.cpu_devices)
         check_architecture(self.architecture, self.task)
-        if self.jit_compile not in ("auto", "on", "off"):
-            raise ValueError(
-                f"jit_compile must be 'auto', 'on' or 'off'; received {self.jit_compile!r}."
-            )
-        if self.mixed_precision not in (*PRECISIONS, "auto"):
-            raise ValueError(
-                f"mixed_precision must be one of 'auto', 'bf16', 'fp16' or None; "
-                f"received {self.mixed_precision!r}."
-            )
+        check_choice("jit_compile", self.jit_compile, JIT_COMPILE)
+        check_choice("mixed_precision", self.mixed_precision, (*PRECISIONS, "auto"))
         for name in ("epochs", "batch_size", "max_length", "vocab_size", "warmup_steps"):
             value = getattr(self, name)
             if value is None and (name in FIXED_SIZES or name == "warmup_steps"):
                 continue  # --task tsv / --time-budget: resolved by train from the data
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(f"{name} must be a positive integer; received {name}={value!r}.")
-        rate = self.learning_rate
-        if rate is not None and not (isinstance(rate, (int, float)) and rate > 0):
-            raise ValueError(
-                f"learning_rate must be > 0 (or None for the warm-up schedule); received "
-                f"learning_rate={self.learning_rate!r}."
-            )
+            check_int(name, value)
+        if self.learning_rate is not None:
+            hint = " Leave it None for the warm-up schedule."
+            check_number("learning_rate", self.learning_rate, 0.0, open_minimum=True, hint=hint)
         if self.init_from is not None and (
             self.architecture != "encoder" or self.task not in SEQUENCE_TASKS
         ):
@@ -196,10 +152,7 @@ class TrainConfig:
                 "classification task: use it with --architecture encoder and --task reviews "
                 f"or imdb (received --architecture {self.architecture} --task {self.task})."
             )
-        if not 0.0 <= self.label_smoothing < 1.0:
-            raise ValueError(
-                f"label_smoothing must be in [0, 1); received label_smoothing={self.label_smoothing}."
-            )
+        check_rate("label_smoothing", self.label_smoothing)
         if self.architecture != "encoder-decoder" and (
             self.strategy != "none" or self.mixed_precision not in (None, "auto")
         ):
@@ -219,16 +172,14 @@ class TrainConfig:
 
     @property
     def sized_by_data(self) -> bool:
-        """Whether some size is left to `apply_plan` (--task tsv without every size flag)."""
+        """Whether some size is left to a `planning.TrainingPlan` (--task tsv without every
+        size flag)."""
         return any(getattr(self, name) is None for name in FIXED_SIZES)
 
-    def apply_plan(self, plan) -> dict:
-        """Fills the sizes left `None` from a `data.sizing.TrainingPlan`; returns those filled."""
-        chosen = {name: getattr(plan, name) for name in FIXED_SIZES if getattr(self, name) is None}
-        for name, value in chosen.items():
-            setattr(self, name, value)
-        model_config(self)
-        return chosen
+    def unset_sizes(self, plan) -> dict:
+        """The sizes this config leaves `None`, taken from a `planning.TrainingPlan` (the caller
+        applies them with `dataclasses.replace`)."""
+        return {name: getattr(plan, name) for name in FIXED_SIZES if getattr(self, name) is None}
 
     @property
     def model(self) -> TransformerConfig:
@@ -268,103 +219,3 @@ class TrainConfig:
                     )
                 options[name] = getattr(self, name)
         return options
-
-
-def resolve_precision(setting: str | None) -> str | None:
-    """`"auto"` -> `"bf16"` on GPUs of compute capability >= 8.0, `"fp16"` >= 7.0, else None.
-
-    Example:
-    >>> resolve_precision("fp16"), resolve_precision("none")
-    ('fp16', None)
-    """
-    if setting != "auto":
-        return None if setting == "none" else setting
-    import tensorflow as tf
-
-    capabilities = [
-        tf.config.experimental.get_device_details(gpu).get("compute_capability", (0, 0))
-        for gpu in tf.config.list_physical_devices("GPU")
-    ]
-    lowest = min(capabilities, default=(0, 0))
-    return "bf16" if lowest >= (8, 0) else "fp16" if lowest >= (7, 0) else None
-
-
-def use_xla(setting: str) -> bool:
-    """`auto`: XLA on when a GPU is present (it slows small models on CPU)."""
-    if setting == "auto":
-        import tensorflow as tf
-
-        return bool(tf.config.list_physical_devices("GPU"))
-    return setting == "on"
-
-
-OBJECTIVE = "masked-lm"
-"""`config.json["objective"]` of a pre-training run directory."""
-
-
-@dataclass
-class PretrainConfig:
-    """Settings of a pre-training run; the defaults pre-train on the generated reviews."""
-
-    corpus: str = "reviews"
-    num_sentences: int = 10_000
-    validation_fraction: float = 0.05
-    epochs: int = 24
-    batch_size: int = 64
-    max_length: int = 32
-    num_layers: int = 2
-    d_model: int = 64
-    num_heads: int = 4
-    dff: int = 128
-    dropout: float = 0.1
-    vocab_size: int = 2000
-    warmup_steps: int = 400
-    mask_rate: float = 0.15
-    early_stopping_patience: int = 4
-    finetune_task: str | None = "auto"
-    finetune_epochs: int = 30
-    finetune_batch_size: int = 32
-    finetune_learning_rate: float = 1e-3
-    out: str | None = None
-    seed: int = 0
-    overwrite: bool = False
-    label_smoothing: float = 0.0
-
-    def __post_init__(self):
-        positive = ("num_sentences", "epochs", "batch_size", "vocab_size", "warmup_steps")
-        for name in (*positive, "finetune_epochs", "finetune_batch_size"):
-            check_positive_int(name, getattr(self, name))
-        if not 0.0 < self.mask_rate < 1.0:
-            raise ValueError(f"mask_rate must be in (0, 1); received mask_rate={self.mask_rate}.")
-        check_rate("validation_fraction", self.validation_fraction)
-        if self.validation_fraction == 0.0:
-            raise ValueError(
-                "validation_fraction must be > 0: the best weights are chosen on held-out texts."
-            )
-        if not self.finetune_learning_rate > 0:
-            raise ValueError(
-                "finetune_learning_rate must be > 0; received "
-                f"finetune_learning_rate={self.finetune_learning_rate}."
-            )
-        if self.finetune_task == "auto":
-            self.finetune_task = "reviews" if self.corpus == "reviews" else None
-        if self.finetune_task not in (None, "reviews", "imdb"):
-            raise ValueError(
-                f"finetune_task={self.finetune_task!r}: fine-tuning compares on a sequence "
-                "classification task, 'reviews' or 'imdb' (or none)."
-            )
-        model_config(self)  # the sizes are checked before any data work
-
-    @property
-    def run_dir(self) -> str:
-        if self.out:
-            return self.out
-        from keras_transformer.data.tasks.corpus import GENERATED_CORPORA
-
-        name = self.corpus if self.corpus in GENERATED_CORPORA else "corpus"
-        return os.path.join("runs", f"mlm_{name}")
-
-    @property
-    def model(self) -> TransformerConfig:
-        """The encoder sizes of this run (a fine-tuned classifier takes them too)."""
-        return model_config(self)

@@ -12,14 +12,34 @@ from typing import Any
 import keras
 import tensorflow as tf
 
-from keras_transformer.training.config import STRATEGIES, check_strategy_options
+from keras_transformer._validation import check_int
+from keras_transformer.choices import STRATEGIES
 
 __all__ = [
-    "STRATEGIES", "check_global_batch", "check_strategy_options", "configure_cpu_devices",
+    "check_global_batch", "check_strategy_options", "configure_cpu_devices",
     "is_chief", "make_strategy", "prepare_for_strategy", "write_dir",
 ]  # fmt: skip
 
 logger = logging.getLogger(__name__)
+
+
+def check_strategy_options(name: str, cpu_devices: int | None = None) -> None:
+    """`ValueError` unless `name` is in `STRATEGIES` and `cpu_devices` None or >= 1 (mirrored)."""
+    if name not in STRATEGIES:
+        raise ValueError(
+            f"strategy={name!r} is not supported; use one of {', '.join(STRATEGIES)} "
+            "(--strategy none trains on one device)."
+        )
+    if cpu_devices is None:
+        return
+    hint = " --cpu-devices 2 splits the CPU into two logical devices; leave it out for the GPUs."
+    check_int("cpu_devices", cpu_devices, hint=hint)
+    if name != "mirrored":
+        raise ValueError(
+            f"cpu_devices={cpu_devices} (--cpu-devices) only applies to strategy='mirrored'; "
+            f"received strategy={name!r}. Pass --strategy mirrored --cpu-devices "
+            f"{cpu_devices}, or drop --cpu-devices."
+        )
 
 
 def configure_cpu_devices(count: int) -> list[str]:
@@ -29,7 +49,7 @@ def configure_cpu_devices(count: int) -> list[str]:
         The logical CPU device names, e.g. `["/device:CPU:0", "/device:CPU:1"]`.
 
     Raises:
-        ValueError: if `count` is not an int >= 1.
+        TypeError, ValueError: if `count` is not an int >= 1.
         RuntimeError: if TensorFlow is already initialized with another number of CPU devices.
     """
     check_strategy_options("mirrored", count)

@@ -67,49 +67,6 @@ def classifier_compile(name: str = "accuracy") -> dict:
     }
 
 
-class SequencesConverged(keras.callbacks.Callback):
-    """Stops training once `val_sequence_accuracy` has converged.
-
-    Converged: `ceiling` of the sequences are right, or the best rate >= `floor` was not beaten
-    by `min_delta` for `patience` epochs (below `floor`, flat epochs may be a dip at the peak
-    learning rate). Under a `BudgetSchedule`, the learning rate then first decays to zero over
-    one more epoch: weights taken near its peak are noisy."""
-
-    def __init__(self, floor: float = 0.99, min_delta: float = 0.002, patience: int = 1,
-                 ceiling: float = 0.999):  # fmt: skip
-        super().__init__()
-        self.floor, self.min_delta, self.patience = floor, min_delta, patience
-        self.ceiling, self.best, self.flat, self.cooling = ceiling, None, 0, False
-
-    def on_epoch_end(self, epoch, logs=None):
-        value = (logs or {}).get("val_sequence_accuracy")
-        if self.cooling or value is None or not math.isfinite(value):
-            self.model.stop_training |= self.cooling  # the cool-down epoch is over
-            return
-        if self.best is None or value >= self.best + self.min_delta:
-            self.flat = 0
-        elif self.best >= self.floor:
-            self.flat += 1
-        self.best = value if self.best is None else max(self.best, value)
-        if value < self.ceiling and self.best >= self.floor and self._cool_down():
-            return
-        if value >= self.ceiling or self.flat >= self.patience:
-            logger.info("validation sequence accuracy %.4f has converged: stopping", value)
-            self.model.stop_training = True
-
-    def _cool_down(self) -> bool:
-        """Ends a `BudgetSchedule`'s decay one epoch from now; False if there is none."""
-        optimizer = getattr(self.model, "optimizer", None)
-        schedule = getattr(optimizer, "_learning_rate", None)
-        steps = (self.params or {}).get("steps")
-        if not hasattr(schedule, "set_total_steps") or not steps:
-            return False
-        schedule.set_total_steps(int(optimizer.iterations) + steps)
-        logger.info("validation sequence accuracy has converged: one epoch of rate decay")
-        self.cooling = True
-        return True
-
-
 def best_logged(history_csv: str, column: str) -> float | None:
     """Smallest finite value of `column` in an existing history file (None if none)."""
     logged = read_history(history_csv).get(column, []) if os.path.isfile(history_csv) else []
@@ -148,7 +105,7 @@ def fit_run(model: keras.Model, train_ds, val_ds, *, run_dir: str, epochs: int,
         run_callbacks.ResumableCSVLogger(history_csv),
         run_callbacks.AtomicBackupAndRestore(os.path.join(run_dir, "backup")),
         keras.callbacks.EarlyStopping(monitor="val_loss", patience=early_stopping_patience),
-        SequencesConverged(),  # a no-op for models without the sequence accuracy
+        run_callbacks.SequencesConverged(),  # a no-op for models without the sequence accuracy
         *([keras.callbacks.TensorBoard(logs, write_graph=False)] if tensorboard else []),
         *(callbacks or []),
     ]

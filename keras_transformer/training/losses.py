@@ -1,10 +1,11 @@
 """Padding-aware token loss and accuracies: a position counts when its label is not `pad_id`."""
 
-import numbers
 from typing import Any
 
 import keras
 from keras import ops
+
+from keras_transformer._validation import check_int, check_number
 
 __all__ = ["MaskedAccuracy", "MaskedSparseCategoricalCrossentropy"]
 
@@ -12,12 +13,7 @@ _REDUCTIONS = ("sum_over_batch_size", "mean", "mean_with_sample_weight", "sum", 
 
 
 def _check_pad_id(pad_id: Any) -> int:
-    if isinstance(pad_id, bool) or not isinstance(pad_id, numbers.Integral):
-        raise ValueError(
-            f"pad_id={pad_id!r} must be an integer token id; pass the id your "
-            "tokenizer uses for padding, e.g. pad_id=0."
-        )
-    return int(pad_id)
+    return check_int("pad_id", pad_id, minimum=None)  # the padding id (any int), e.g. 0
 
 
 def _labels_as_int(y_true: Any, y_pred: Any) -> Any:
@@ -105,14 +101,10 @@ class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
                 "The default 'sum_over_batch_size' averages over non-padding tokens."
             )
         super().__init__(name=name, reduction=reduction, dtype="float32")
-        bad = isinstance(label_smoothing, bool) or not isinstance(label_smoothing, numbers.Real)
-        if bad or not 0.0 <= label_smoothing < 1.0:
-            raise ValueError(
-                f"label_smoothing={label_smoothing!r} must be a float in [0, 1); "
-                "pass 0.0 for no smoothing or 0.1 as in the paper."
-            )
+        hint = " Pass 0.0 for no smoothing or 0.1 as in the paper."
+        label_smoothing = check_number("label_smoothing", label_smoothing, 0.0, 1.0, hint=hint)
         if not isinstance(from_logits, bool):
-            raise ValueError(
+            raise TypeError(
                 f"from_logits={from_logits!r} must be True (y_pred are logits) or "
                 "False (y_pred are probabilities)."
             )

@@ -17,9 +17,10 @@ from keras_transformer.data.batching.masking import make_mlm_dataset
 from keras_transformer.data.tasks.corpus import load_corpus
 from keras_transformer.models.config import TransformerConfig
 from keras_transformer.training import rundir
-from keras_transformer.training.config import OBJECTIVE, PretrainConfig, use_xla
+from keras_transformer.training.devices import use_xla
 from keras_transformer.training.fitting import classifier_compile, compile_model, fit_run
 from keras_transformer.training.optimizer import paper_adam
+from keras_transformer.training.pretrain_config import OBJECTIVE, PretrainConfig
 
 logger = logging.getLogger(__name__)
 

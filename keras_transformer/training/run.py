@@ -1,5 +1,6 @@
 """One training run, end to end: `train` runs the shared steps around an architecture's recipe."""
 
+import dataclasses
 import logging
 import os
 import shutil
@@ -7,22 +8,28 @@ import shutil
 import keras
 
 from keras_transformer import data
-from keras_transformer.training import distribute, rundir
-from keras_transformer.training.architectures import RECIPES, recipe_name, with_known_length
-from keras_transformer.training.budget import TimeBudget, planned_schedule
-from keras_transformer.training.callbacks import kill_point
-from keras_transformer.training.config import PRECISIONS, TrainConfig, resolve_precision, use_xla
+from keras_transformer.choices import PRECISIONS
+from keras_transformer.data.sizing import corpus_stats
+from keras_transformer.training import distribute, planning, rundir
+from keras_transformer.training.callbacks import TimeBudget, kill_point
+from keras_transformer.training.config import TrainConfig
+from keras_transformer.training.devices import resolve_precision, use_xla
 from keras_transformer.training.fitting import compile_model, fit_run
 from keras_transformer.training.pretraining import load_pretrained
+from keras_transformer.training.recipes import RECIPES, recipe_name
 from keras_transformer.training.rundir import plot_run_curves
+from keras_transformer.training.schedule import BudgetSchedule
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["TrainConfig", "resolve_precision", "train", "use_xla", "with_known_length"]
+__all__ = ["train"]
 
 
 def train(config: TrainConfig) -> dict:
-    """Run one training job and write its run directory; returns `metrics.json`."""
+    """Run one training job and write its run directory; returns `metrics.json`.
+
+    Sizes and a warm-up left to the data are planned here (`training.planning`) and applied to
+    a copy of `config`: the caller's object is left as it was."""
     if not config.overwrite:  # a finished run is refused at once; --overwrite clears it later
         rundir.check_not_finished(config.run_dir, overwrite=False)
     # First TensorFlow call: logical devices and collectives are fixed at start-up.
@@ -35,6 +42,7 @@ def train(config: TrainConfig) -> dict:
     task = data.load_task(config.task, **config.task_options())
     rundir.check_splits(task)
     sized = size_from_data(config, task)
+    config = dataclasses.replace(config, **sized)  # the plan, applied in the open
     init = load_pretrained(config.init_from) if config.init_from else None
     keras.utils.set_random_seed(config.seed)
     precision = resolve_precision(config.mixed_precision)
@@ -50,7 +58,9 @@ def train(config: TrainConfig) -> dict:
         tokenizer.save(os.path.join(run_dir, "tokenizers", name))
     schedule, callbacks = None, []
     if config.planned_schedule and recipe.learning_rate is None:
-        schedule = planned_schedule(config, *_pace_inputs(config, task, recipe.train_ds))
+        plan = planning.plan_schedule(config, *_pace_inputs(config, task, recipe.train_ds))
+        config = dataclasses.replace(config, warmup_steps=plan.warmup_steps)  # to config.json
+        schedule = BudgetSchedule(*plan)
         if config.time_budget is not None:
             callbacks.append(TimeBudget(config.time_budget, schedule=schedule))
     with strategy.scope():  # variables mirrored on every replica
@@ -87,14 +97,12 @@ def train(config: TrainConfig) -> dict:
 
 
 def size_from_data(config: TrainConfig, task) -> dict:
-    """Fills the sizes `config` leaves to the data (`data.sizing.plan_training`); returns them."""
+    """The sizes `config` leaves to the data, planned from the corpus (`planning.plan_training`)."""
     if not config.sized_by_data:
         return {}
-    from keras_transformer.data import sizing
-
-    stats, budget = sizing.corpus_stats(task.train), config.time_budget
-    plan = sizing.plan_training(stats, budget_seconds=budget, batch_size=config.batch_size)
-    chosen = config.apply_plan(plan)
+    stats, budget = corpus_stats(task.train), config.time_budget
+    plan = planning.plan_training(stats, budget_seconds=budget, batch_size=config.batch_size)
+    chosen = config.unset_sizes(plan)
     chosen_text = ", ".join(f"{name} {value}" for name, value in chosen.items())
     logger.info("sized from the %d training pairs: %s", len(task.train), chosen_text)
     return chosen

@@ -1,22 +1,17 @@
-"""The learning-rate schedule of "Attention Is All You Need" (section 5.3)."""
+"""Learning-rate schedules: the paper's (section 5.3) and the planned one of a budgeted run.
+
+`TransformerSchedule` warms up, then decays as `1/sqrt(step)`; `BudgetSchedule` warms up, then
+decays along a cosine that ends on a step `callbacks.TimeBudget` can move while training."""
 
 import math
-import numbers
 from typing import Any
 
 import keras
 from keras import ops
 
-__all__ = ["TransformerSchedule"]
+from keras_transformer._validation import check_number, check_positive_int
 
-
-def _check_positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
-        raise ValueError(
-            f"{name}={value!r} must be a positive integer; pass e.g. {name}=512 for d_model "
-            f"or {name}=4000 for warmup_steps."
-        )
-    return int(value)
+__all__ = ["BudgetSchedule", "TransformerSchedule"]
 
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
@@ -51,15 +46,10 @@ class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
 
     def __init__(self, d_model: int, warmup_steps: int = 4000, scale: float = 1.0) -> None:
         super().__init__()
-        self.d_model = _check_positive_int("d_model", d_model)
-        self.warmup_steps = _check_positive_int("warmup_steps", warmup_steps)
-        bad = isinstance(scale, bool) or not isinstance(scale, numbers.Real)
-        if bad or not math.isfinite(scale) or scale <= 0:
-            raise ValueError(
-                f"scale={scale!r} must be a finite number > 0; pass scale=1.0 for the "
-                "paper's schedule, or e.g. scale=2.0 to double every learning rate."
-            )
-        self.scale = float(scale)
+        self.d_model = check_positive_int("d_model", d_model)
+        self.warmup_steps = check_positive_int("warmup_steps", warmup_steps)
+        hint = " Pass scale=1.0 for the paper's schedule, or e.g. 2.0 to double every rate."
+        self.scale = check_number("scale", scale, 0.0, open_minimum=True, hint=hint)
 
     @property
     def peak_learning_rate(self) -> float:
@@ -73,3 +63,68 @@ class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
 
     def get_config(self) -> dict[str, Any]:
         return {"d_model": self.d_model, "warmup_steps": self.warmup_steps, "scale": self.scale}
+
+
+@keras.saving.register_keras_serializable("keras_transformer")
+class BudgetSchedule(keras.optimizers.schedules.LearningRateSchedule):
+    """Linear warm-up, then cosine decay that ends on step `total_steps`.
+
+    After the warm-up, `rate = peak * (f + (1 - f) * (1 + cos(pi * p)) / 2)`, `f` being
+    `final_fraction` and `p` the fraction of the decay done. `total_steps` is a variable.
+
+    Args:
+        peak_learning_rate: float > 0, the rate at the end of the warm-up.
+        warmup_steps: int > 0, steps of linear warm-up.
+        total_steps: int > 0, the step where the decay ends (first estimate).
+        final_fraction: float in [0, 1), the rate at the end as a fraction of the peak.
+
+    Call arguments:
+        step: scalar 0-based optimizer iteration.
+
+    Returns:
+        Scalar float32 tensor, the learning rate.
+
+    Example:
+    >>> schedule = BudgetSchedule(1e-3, warmup_steps=10, total_steps=100)
+    >>> round(float(schedule(9)), 6), round(float(schedule(99)), 6)
+    (0.001, 0.0)
+    """
+
+    def __init__(
+        self, peak_learning_rate: float, warmup_steps: int = 200, total_steps: int = 10_000,
+        final_fraction: float = 0.0,
+    ) -> None:  # fmt: skip
+        super().__init__()
+        self.peak_learning_rate = check_number(
+            "peak_learning_rate", peak_learning_rate, 0.0, open_minimum=True
+        )
+        self.warmup_steps = check_positive_int("warmup_steps", warmup_steps)
+        self._total = keras.Variable(
+            0.0, dtype="float32", trainable=False, name="budget_total_steps"
+        )
+        self.set_total_steps(total_steps)
+        self.final_fraction = check_number("final_fraction", final_fraction, 0.0, 1.0)
+
+    @property
+    def total_steps(self) -> int:
+        """The step where the decay ends (the current estimate)."""
+        return int(round(float(ops.convert_to_numpy(self._total))))
+
+    def set_total_steps(self, total_steps: int) -> None:
+        """Moves the end of the decay (kept at least `warmup_steps + 1`)."""
+        total_steps = check_positive_int("total_steps", total_steps)
+        self._total.assign(float(max(total_steps, self.warmup_steps + 1)))
+
+    def __call__(self, step: Any) -> Any:
+        step = ops.cast(step, "float32") + 1.0
+        warmup = float(self.warmup_steps)
+        progress = ops.clip((step - warmup) / ops.maximum(self._total - warmup, 1.0), 0.0, 1.0)
+        cosine = 0.5 * (1.0 + ops.cos(math.pi * progress))
+        falling = self.final_fraction + (1.0 - self.final_fraction) * cosine
+        return self.peak_learning_rate * ops.where(step < warmup, step / warmup, falling)
+
+    def get_config(self) -> dict[str, Any]:
+        return {
+            "peak_learning_rate": self.peak_learning_rate, "warmup_steps": self.warmup_steps,
+            "total_steps": self.total_steps, "final_fraction": self.final_fraction,
+        }  # fmt: skip

@@ -11,11 +11,11 @@ import shutil
 
 import pytest
 
-from keras_transformer._validation import run_files
 from keras_transformer.cli import main
 from keras_transformer.errors import DamagedRunError, UserInputError
 from keras_transformer.inference import Translator
 from keras_transformer.inference.translator import PrefixTranslator
+from keras_transformer.runs import run_files
 from tests.export.test_serving import run_client
 from tests.inference.varied_run import make_varied_run
 

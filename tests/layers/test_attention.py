@@ -222,16 +222,16 @@ def test_config_round_trip_and_output_mask():
 
 
 @pytest.mark.parametrize(
-    "kwargs, message",
+    "kwargs, error, message",
     [
-        (dict(num_heads=0, key_dim=4), "num_heads"),
-        (dict(num_heads=2, key_dim=-1), "key_dim"),
-        (dict(num_heads=2, key_dim=4, dropout=1.0), "dropout"),
-        (dict(num_heads=2.5, key_dim=4), "num_heads"),
+        (dict(num_heads=0, key_dim=4), ValueError, "num_heads"),
+        (dict(num_heads=2, key_dim=-1), ValueError, "key_dim"),
+        (dict(num_heads=2, key_dim=4, dropout=1.0), ValueError, "dropout"),
+        (dict(num_heads=2.5, key_dim=4), TypeError, "num_heads"),  # a wrong type: TypeError
     ],
 )
-def test_invalid_arguments_are_named(kwargs, message):
-    with pytest.raises(ValueError, match=message):
+def test_invalid_arguments_are_named(kwargs, error, message):
+    with pytest.raises(error, match=message):
         MultiHeadAttention(**kwargs)
 
 

@@ -4,13 +4,13 @@ import keras
 import numpy as np
 import pytest
 
-from keras_transformer.analysis.parameters import encoder_layer_parameters
 from keras_transformer.models import (
     build_classifier,
     build_encoder,
     build_masked_language_model,
     transfer_weights,
 )
+from keras_transformer.models.parameters import encoder_layer_parameters
 from tests.helpers import assert_save_load_identical, random_ids
 
 SIZE = dict(num_layers=2, d_model=16, num_heads=2, dff=32, max_length=32)

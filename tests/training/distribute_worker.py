@@ -49,7 +49,7 @@ class _Interrupt(Exception):
 def _copy_data():
     """Fixed-length copy task: every row holds LENGTH + 1 label tokens, on every replica."""
     from keras_transformer import data
-    from keras_transformer.training.run import with_known_length
+    from keras_transformer.training.datasets import with_known_length
 
     task = data.load_task(
         "copy", length=LENGTH, num_train=GLOBAL_BATCH * STEPS, num_validation=0, num_test=0

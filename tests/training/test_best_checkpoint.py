@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from keras_transformer.plots import read_history
 from keras_transformer.training.callbacks import BestWeights
-from keras_transformer.training.fitting import fit_run, read_history
+from keras_transformer.training.fitting import fit_run
 
 
 def linear_model():

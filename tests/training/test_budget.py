@@ -1,4 +1,5 @@
-"""Tests for keras_transformer.training.budget: BudgetSchedule, TimeBudget, parse_duration."""
+"""Tests for training to a time budget: schedule.BudgetSchedule, callbacks.TimeBudget and
+_validation.parse_duration."""
 
 import math
 
@@ -6,8 +7,10 @@ import keras
 import numpy as np
 import pytest
 
-from keras_transformer.training import budget as budget_module
-from keras_transformer.training.budget import BudgetSchedule, TimeBudget, parse_duration
+from keras_transformer._validation import parse_duration
+from keras_transformer.training import callbacks as callbacks_module
+from keras_transformer.training.callbacks import TimeBudget
+from keras_transformer.training.schedule import BudgetSchedule
 
 
 @pytest.mark.parametrize(
@@ -60,17 +63,17 @@ def test_schedule_config_round_trip_and_keras_deserialize():
 
 
 @pytest.mark.parametrize(
-    "kwargs, name",
+    "kwargs, error, name",
     [
-        (dict(peak_learning_rate=0.0), "peak_learning_rate"),
-        (dict(peak_learning_rate=1e-3, warmup_steps=0), "warmup_steps"),
-        (dict(peak_learning_rate=1e-3, warmup_steps=2.5), "warmup_steps"),
-        (dict(peak_learning_rate=1e-3, total_steps=-1), "total_steps"),
-        (dict(peak_learning_rate=1e-3, final_fraction=1.0), "final_fraction"),
+        (dict(peak_learning_rate=0.0), ValueError, "peak_learning_rate"),
+        (dict(peak_learning_rate=1e-3, warmup_steps=0), ValueError, "warmup_steps"),
+        (dict(peak_learning_rate=1e-3, warmup_steps=2.5), TypeError, "warmup_steps"),
+        (dict(peak_learning_rate=1e-3, total_steps=-1), ValueError, "total_steps"),
+        (dict(peak_learning_rate=1e-3, final_fraction=1.0), ValueError, "final_fraction"),
     ],
 )
-def test_schedule_rejects_bad_arguments_naming_them(kwargs, name):
-    with pytest.raises(ValueError, match=name):
+def test_schedule_rejects_bad_arguments_naming_them(kwargs, error, name):
+    with pytest.raises(error, match=name):
         BudgetSchedule(**kwargs)
 
 
@@ -121,8 +124,8 @@ def test_time_budget_lets_short_training_finish(monkeypatch):
 
 
 def test_time_budget_uses_process_time_for_the_process_clock():
-    assert TimeBudget(5, clock="process")._now is budget_module.time.process_time
-    assert TimeBudget(5, clock="wall")._now is budget_module.time.perf_counter
+    assert TimeBudget(5, clock="process")._now is callbacks_module.time.process_time
+    assert TimeBudget(5, clock="wall")._now is callbacks_module.time.perf_counter
 
 
 @pytest.mark.parametrize(

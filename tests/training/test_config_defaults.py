@@ -2,7 +2,8 @@
 
 import pytest
 
-from keras_transformer.training.config import GENERATED_TASKS, TrainConfig
+from keras_transformer.choices import GENERATED_TASKS
+from keras_transformer.training.config import TrainConfig
 
 
 @pytest.mark.parametrize("task", GENERATED_TASKS)
@@ -14,7 +15,7 @@ def test_real_text_keeps_dropout_and_leaves_sizes_to_the_data():
     config = TrainConfig(task="tsv", data="pairs.tsv")
     assert config.dropout == 0.1
     assert config.planned_schedule and config.sized_by_data
-    # train fills these from the corpus (data.sizing) and the warm-up with the schedule
+    # train fills these from the corpus (training.planning) and the warm-up with the schedule
     assert config.vocab_size is config.d_model is config.epochs is config.warmup_steps is None
     with_rate = TrainConfig(task="tsv", data="pairs.tsv", learning_rate=1e-3)
     assert not with_rate.planned_schedule and with_rate.warmup_steps == 1000
@@ -36,8 +37,9 @@ def test_one_set_of_model_defaults_for_the_builders_and_train():
     assert TrainConfig(task="it-referent", architecture="encoder").model.dropout == 0.1
     model = kt.models.build_transformer(50, 60)  # no size given: TransformerConfig's
     layers = [layer for layer in model.layers if "encoder_layer" in layer.name]
-    assert len(layers) == TrainConfig().num_layers
-    assert layers[0].get_config()["num_heads"] == TrainConfig().num_heads
+    # the documented defaults (docs/cli.md, TransformerConfig): 2 layers of 4 heads, d_model 128
+    assert (len(layers), layers[0].get_config()["num_heads"]) == (2, 4)
+    assert (TrainConfig().num_layers, TrainConfig().num_heads, TrainConfig().d_model) == (2, 4, 128)
 
 
 def test_a_time_budget_is_parsed_and_caps_nothing_but_time():

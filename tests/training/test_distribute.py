@@ -23,7 +23,7 @@ import tensorflow as tf
 
 from keras_transformer.cli import main
 from keras_transformer.training import distribute
-from keras_transformer.training.run import TrainConfig
+from keras_transformer.training.config import TrainConfig
 
 HELPER = Path(__file__).with_name("distribute_worker.py")
 TIMEOUT = 300  # seconds, per subprocess; a healthy run takes well under a minute
@@ -317,8 +317,8 @@ def test_cpu_devices_needs_mirrored():
         TrainConfig(cpu_devices=2)
     with pytest.raises(ValueError, match="strategy='multiworker'"):
         TrainConfig(strategy="multiworker", cpu_devices=2)
-    for bad in (0, -1, True, 1.5):
-        with pytest.raises(ValueError, match=r"cpu_devices=.* must be an integer >= 1"):
+    for bad, error in ((0, ValueError), (-1, ValueError), (True, TypeError), (1.5, TypeError)):
+        with pytest.raises(error, match=r"cpu_devices must be a.* integer; .*--cpu-devices 2"):
             TrainConfig(strategy="mirrored", cpu_devices=bad)
     with pytest.raises(ValueError, match="strategy='gpus' is not supported"):
         TrainConfig(strategy="gpus")

@@ -125,7 +125,7 @@ def test_split_corpus_and_config_checks():
     assert len(validation) == 5 and not set(train) & set(validation)
     with pytest.raises(ValueError, match="at least 2"):
         split_corpus(["one"], 0.1, seed=0)
-    with pytest.raises(ValueError, match="mask_rate must be in"):
+    with pytest.raises(ValueError, match=r"mask_rate must be a number in \(0, 1\)"):
         PretrainConfig(mask_rate=0.0)
     assert PretrainConfig().finetune_task == "reviews"
     assert PretrainConfig(corpus="my.txt").finetune_task is None

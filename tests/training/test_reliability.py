@@ -76,7 +76,7 @@ def test_sigkill_at_a_named_point_then_same_command_resumes(tmp_path, point, row
     assert metrics["epochs_run"] == EPOCHS - backed_up
     assert not (out / "backup").exists()  # BackupAndRestore cleans up after a finished run
     assert not list(out.rglob(".partial-*"))
-    from keras_transformer._validation import run_files
+    from keras_transformer.runs import run_files
 
     run_files(out)  # model.keras, config.json and vocabularies complete
 

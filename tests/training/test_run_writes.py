@@ -6,7 +6,8 @@ import json
 import pytest
 
 from keras_transformer.training import run as run_module
-from keras_transformer.training.run import TrainConfig, train
+from keras_transformer.training.config import TrainConfig
+from keras_transformer.training.run import train
 
 TINY = dict(
     num_train=200, num_validation=32, num_test=16, epochs=1, num_layers=1, d_model=16,

@@ -79,24 +79,25 @@ def test_registered_serialization_round_trip():
 
 
 @pytest.mark.parametrize(
-    "kwargs, message",
+    "kwargs, error, message",
     [
-        ({"d_model": 0}, "d_model=0"),
-        ({"d_model": -8}, "d_model=-8"),
-        ({"d_model": 12.5}, "d_model=12.5"),
-        ({"d_model": "512"}, "d_model='512'"),
-        ({"d_model": True}, "d_model=True"),
-        ({"d_model": 8, "warmup_steps": 0}, "warmup_steps=0"),
-        ({"d_model": 8, "warmup_steps": -1}, "warmup_steps=-1"),
-        ({"d_model": 8, "warmup_steps": 4000.0}, "warmup_steps=4000.0"),
-        ({"d_model": 8, "scale": 0.0}, "scale=0.0"),
-        ({"d_model": 8, "scale": -1.0}, "scale=-1.0"),
-        ({"d_model": 8, "scale": float("inf")}, "scale=inf"),
-        ({"d_model": 8, "scale": float("nan")}, "scale=nan"),
+        ({"d_model": 0}, ValueError, "d_model=0"),
+        ({"d_model": -8}, ValueError, "d_model=-8"),
+        ({"d_model": 12.5}, TypeError, "d_model=12.5"),
+        ({"d_model": "512"}, TypeError, "d_model='512'"),
+        ({"d_model": True}, TypeError, "d_model=True"),
+        ({"d_model": 8, "warmup_steps": 0}, ValueError, "warmup_steps=0"),
+        ({"d_model": 8, "warmup_steps": -1}, ValueError, "warmup_steps=-1"),
+        ({"d_model": 8, "warmup_steps": 4000.0}, TypeError, "warmup_steps=4000.0"),
+        ({"d_model": 8, "scale": 0.0}, ValueError, "scale=0.0"),
+        ({"d_model": 8, "scale": -1.0}, ValueError, "scale=-1.0"),
+        ({"d_model": 8, "scale": float("inf")}, ValueError, "scale=inf"),
+        ({"d_model": 8, "scale": float("nan")}, ValueError, "scale=nan"),
+        ({"d_model": 8, "scale": "2"}, TypeError, "scale='2'"),
     ],
 )
-def test_invalid_arguments_raise_clear_errors(kwargs, message):
-    with pytest.raises(ValueError, match=message):
+def test_invalid_arguments_raise_clear_errors(kwargs, error, message):
+    with pytest.raises(error, match=message):
         TransformerSchedule(**kwargs)
 
 

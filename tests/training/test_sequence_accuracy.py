@@ -8,7 +8,7 @@ import tensorflow as tf
 from keras_transformer.inference import IncrementalDecoder, greedy_search
 from keras_transformer.models import build_transformer
 from keras_transformer.training import MaskedSequenceAccuracy
-from keras_transformer.training.fitting import SequencesConverged
+from keras_transformer.training.callbacks import SequencesConverged
 
 
 def _reference(labels, logits):
@@ -138,7 +138,7 @@ def test_a_model_compiled_with_it_saves_and_loads(tmp_path):
 
 
 def test_above_the_floor_the_planned_rate_first_decays_the_planned_rate_for_one_epoch():
-    from keras_transformer.training.budget import BudgetSchedule
+    from keras_transformer.training.schedule import BudgetSchedule
 
     class Optimizer:
         iterations = 300

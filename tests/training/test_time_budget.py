@@ -7,7 +7,7 @@ import pytest
 
 from keras_transformer.cli import main
 from keras_transformer.data import load_task
-from keras_transformer.training.budget import BudgetSchedule
+from keras_transformer.training.schedule import BudgetSchedule
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from keras_transformer.data import load_task
-from keras_transformer.training.run import TrainConfig, train
+from keras_transformer.training.config import TrainConfig
+from keras_transformer.training.run import train
 
 WORDS = {"good": 1, "bad": 2, "film": 3, "great": 4, "awful": 5, "plot": 6}
 

@@ -1,4 +1,4 @@
-"""Analytic parameter counts of the package's models (checked against Keras)."""
+"""Analytic parameter counts of the package's models (checked against Keras; no Keras import)."""
 
 
 def attention_parameters(d_model: int, num_heads: int, key_dim: int | None = None) -> int:

@@ -1,4 +1,4 @@
-"""One recipe per architecture (data, model, loss, evaluation, plots) that `train` runs.
+"""The recipes of `train`: one per kind of run (data, model, loss, evaluation, plots).
 
 `recipe_name(config)` picks one: `translation` (encoder-decoder), `prefix` (decoder-only on
 "source [SEP] target"), `it_referent` (`it-referent`, encoder or decoder-only), `sequence`
@@ -19,6 +19,7 @@ import sacrebleu
 import tensorflow as tf
 
 from keras_transformer import data, models
+from keras_transformer.choices import SEQUENCE_TASKS, TOKEN_TASKS
 from keras_transformer.data.batching.classification import (
     array_dataset,
     classification_dataset,
@@ -31,8 +32,13 @@ from keras_transformer.data.text.normalize import normalize_text
 from keras_transformer.inference import SentenceEncoder, Translator, retrieval_accuracy
 from keras_transformer.inference.generation import translate_by_prefix
 from keras_transformer.models.config import TransformerConfig
-from keras_transformer.plots import plot_cross_attention, plot_it_attention
-from keras_transformer.training.config import SEQUENCE_TASKS, TOKEN_TASKS
+from keras_transformer.plots import plot_attention
+from keras_transformer.training import attention_maps
+from keras_transformer.training.datasets import (
+    check_full_batch,
+    warn_if_truncated,
+    with_known_length,
+)
 from keras_transformer.training.fitting import classifier_compile
 
 logger = logging.getLogger(__name__)
@@ -65,37 +71,6 @@ class Recipe:
     metrics: list | None = None
     learning_rate: float | None = None
     plot: Callable[[keras.Model, str], None] | None = None
-
-
-def warn_if_truncated(texts: list[str], tokenizer, max_length: int) -> int:
-    """Log how many training texts exceed `max_length` framed tokens (they are cut); return it."""
-    lengths = tokenizer.tokenize(tf.constant(texts)).row_lengths().numpy()
-    count = int((lengths > max_length - 2).sum())  # [START] and [END] take two positions
-    if count:
-        logger.warning(
-            "%d of %d training text(s) exceed max_length=%d tokens and are truncated; raise "
-            "--max-length to keep them whole.", count, len(texts), max_length,
-        )  # fmt: skip
-    return count
-
-
-def with_known_length(dataset: tf.data.Dataset) -> tuple[tf.data.Dataset, int]:
-    """`dataset` with its batch count declared (else Keras warns it "ran out of data"), and its
-    non-padding label tokens per epoch."""
-    batches = tokens = 0
-    for _, labels in dataset:
-        batches += 1
-        tokens += int(tf.math.count_nonzero(labels))
-    return dataset.apply(tf.data.experimental.assert_cardinality(batches)), tokens
-
-
-def check_full_batch(filled: bool, config, why: str = "") -> None:
-    """`ValueError` unless the training pairs fill a batch (incomplete ones are dropped)."""
-    if not filled:
-        raise ValueError(
-            f"the training pairs fill no complete batch of --batch-size {config.batch_size}"
-            f"{why}; lower --batch-size or raise --num-train."
-        )
 
 
 def translation_metrics(model, test_ds, test_pairs, translate, tokens_per_epoch, fit) -> dict:
@@ -147,7 +122,9 @@ def translation(config, task: data.Task, init=None) -> Recipe:
         return translation_metrics(model, test_ds, task.test, translator, tokens_per_epoch, fit)
 
     def plot(model, plots_dir):
-        plot_cross_attention(model, config.model, source, target, task.test[0][0], plots_dir)
+        sample = task.test[0][0]
+        found = attention_maps.cross_attention(model, config.model, source, target, sample)
+        plot_attention(**found._asdict(), path=os.path.join(plots_dir, "cross_attention.png"))
 
     vocab_sizes = {"source_vocab_size": source.vocab_size, "target_vocab_size": target.vocab_size}
     return Recipe(
@@ -229,8 +206,10 @@ def it_referent_recipe(config, task: data.Task, init=None) -> Recipe:
         }  # fmt: skip
 
     def plot(model, plots_dir):
-        path = os.path.join(plots_dir, "it_attention.png")
-        plot_it_attention(model, tokenizer, sentences[0], path, causal=causal, config=config.model)
+        found = attention_maps.it_attention(
+            model, tokenizer, sentences[0], causal=causal, config=config.model
+        )
+        plot_attention(**found._asdict(), path=os.path.join(plots_dir, "it_attention.png"))
 
     return Recipe(
         build=lambda: models.build_token_classifier(

@@ -10,9 +10,10 @@ from keras_transformer.cli import main
 from keras_transformer.data.batching.classification import it_token_arrays
 from keras_transformer.data.batching.prefix import encode_prompts, prefix_dataset, prefix_sequences
 from keras_transformer.inference import retrieval_accuracy
-from keras_transformer.training import architectures
+from keras_transformer.training import recipes
+from keras_transformer.training.config import TrainConfig
 from keras_transformer.training.dual_encoder import load_sentence_encoder
-from keras_transformer.training.run import TrainConfig, train
+from keras_transformer.training.run import train
 
 SMALL = {
     "num_layers": 1, "d_model": 32, "num_heads": 2, "dff": 64, "batch_size": 32,
@@ -190,7 +191,7 @@ def test_exact_match_compares_normalised_references():
 
     predicted = unicodedata.normalize("NFC", reference)  # what detokenize returns
     pairs = [("one thousand two hundred and thirty-four", reference + "\u00a0"), ("x", "y")]
-    metrics = architectures.translation_metrics(
+    metrics = recipes.translation_metrics(
         Evaluated(), None, pairs, lambda sources: [predicted, "z"], 10, Fit()
     )
     assert metrics["test_exact_match"] == 0.5

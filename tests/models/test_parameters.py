@@ -1,14 +1,14 @@
-"""Analytic parameter formulas against built Keras layers."""
+"""Tests for keras_transformer.models.parameters: analytic parameter formulas against built Keras layers."""
 
 import numpy as np
 
-from keras_transformer.analysis import (
+from keras_transformer.layers import DecoderLayer, EncoderLayer, FeedForward, MultiHeadAttention
+from keras_transformer.models.parameters import (
     attention_parameters,
     decoder_layer_parameters,
     encoder_layer_parameters,
     feed_forward_parameters,
 )
-from keras_transformer.layers import DecoderLayer, EncoderLayer, FeedForward, MultiHeadAttention
 
 
 def test_formulas_equal_built_layers():

@@ -1,0 +1,45 @@
+"""The lists of choices the command line and the configs share, defined once.
+
+Imports nothing (no Keras, no TensorFlow), so `keras-transformer --help` stays fast.
+"""
+
+ARCHITECTURES: tuple[str, ...] = ("encoder-decoder", "encoder", "decoder-only", "dual-encoder")
+"""Values of `TrainConfig.architecture` / `--architecture`."""
+
+TRANSLATING_ARCHITECTURES: tuple[str, ...] = ("encoder-decoder", "decoder-only")
+"""The architectures whose runs `translate` and `export` serve."""
+
+STRATEGIES: tuple[str, ...] = ("none", "mirrored", "multiworker", "tpu")
+"""The names `make_strategy` (and `keras-transformer train --strategy`) accept."""
+
+TOKEN_TASKS: tuple[str, ...] = ("it-referent",)
+"""Tasks labelled at one token, trained with `build_token_classifier`."""
+
+SEQUENCE_TASKS: tuple[str, ...] = ("imdb", "reviews")
+"""Tasks labelled per sequence, trained with `build_classifier` (encoder only)."""
+
+GENERATED_TASKS: tuple[str, ...] = ("numbers", "copy", "reverse", "sort", "recall")
+"""Tasks drawn from a rule: fresh examples, nothing to overfit, trained without dropout."""
+
+TRANSLATION_TASKS: tuple[str, ...] = (*GENERATED_TASKS, "tsv", "ted_hrlr_pt_en")
+"""Pair tasks: translated by an encoder-decoder, learnt as "source [SEP] target" by a decoder."""
+
+TASKS: tuple[str, ...] = (*TRANSLATION_TASKS, *TOKEN_TASKS, *SEQUENCE_TASKS)
+"""Every task `train --task` accepts."""
+
+DATA_SIZED_TASKS: tuple[str, ...] = ("tsv",)
+"""Tasks whose sizes left unset are chosen from the corpus (`training.planning`)."""
+
+PRECISIONS: dict[str | None, str] = {
+    None: "float32", "none": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16",
+}  # fmt: skip
+"""Keras dtype policies of `--mixed-precision`; `"auto"` resolves to one of them."""
+
+PRECISION_FLAGS: tuple[str, ...] = ("auto", "bf16", "fp16", "none")
+"""Values of `--mixed-precision` (`TrainConfig.mixed_precision` also takes None for "none")."""
+
+JIT_COMPILE: tuple[str, ...] = ("auto", "on", "off")
+"""Values of `--jit-compile` / `TrainConfig.jit_compile`."""
+
+PRETRAIN_FINETUNE_TASKS: tuple[str, ...] = ("reviews", "imdb")
+"""The sequence-classification tasks `pretrain --finetune-task` compares on."""

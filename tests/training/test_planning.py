@@ -1,0 +1,94 @@
+"""Tests for keras_transformer.training.planning: the model rung, schedule and epochs of a run."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from keras_transformer.data.sizing import corpus_stats
+from keras_transformer.training import planning
+from keras_transformer.training.planning import (
+    MODEL_SIZES,
+    choose_model,
+    choose_warmup,
+    plan_training,
+)
+
+
+def _corpus(num_pairs, source_words=10, target_words=12):
+    source = " ".join(f"s{i}" for i in range(source_words))
+    target = " ".join(f"t{i}" for i in range(target_words))
+    return [(source, target)] * num_pairs
+
+
+def test_model_is_small_on_a_short_budget_and_larger_when_budget_or_data_allow():
+    ted = corpus_stats(_corpus(6000, 18, 19))
+    assert choose_model(ted, budget_seconds=600) == MODEL_SIZES[0]
+    assert choose_model(ted, budget_seconds=10 * 3600) == MODEL_SIZES[1]
+    # Without a budget the data decides: a few thousand pairs -> small, millions -> large.
+    assert choose_model(ted) == MODEL_SIZES[1]
+    assert choose_model(corpus_stats(_corpus(100))) == MODEL_SIZES[0]
+    assert choose_model(corpus_stats(_corpus(2_000_000, 20, 20))) == MODEL_SIZES[-1]
+
+
+def test_model_parameters_are_those_of_build_transformer():
+    import keras_transformer as kt
+
+    size = planning.ModelSize("t", 2, 16, 2, 32)
+    model = kt.models.build_transformer(
+        50, 50, num_layers=2, d_model=16, num_heads=2, dff=32, max_length=8,
+        share_embeddings=True,
+    )  # fmt: skip
+    assert planning.model_parameters(size, 50) == model.count_params()
+
+
+def test_warmup_is_a_share_of_the_steps_within_bounds():
+    assert choose_warmup(10_000) == 800
+    assert choose_warmup(500) == 40
+    assert choose_warmup(50) == 10
+    assert choose_warmup(10**7) == 4000
+    with pytest.raises(ValueError, match="total_steps=0"):
+        choose_warmup(0)
+
+
+def test_plan_with_a_budget_scales_the_steps_with_the_budget():
+    stats = corpus_stats(_corpus(6000, 18, 19))
+    short = plan_training(stats, budget_seconds=300)
+    long = plan_training(stats, budget_seconds=600)
+    assert long.estimated_steps == pytest.approx(2 * short.estimated_steps, abs=1)
+    assert short.epochs == 1000  # the budget stops training, not the epochs
+    assert short.warmup_steps == choose_warmup(short.estimated_steps)
+    assert short.warmup_steps < short.estimated_steps
+    assert (short.num_layers, short.d_model, short.vocab_size) == (2, 64, 4500)
+    assert short.peak_learning_rate == pytest.approx(7e-4 * 2**0.5, rel=1e-3)
+    assert short.budget_seconds == 300.0
+
+
+def test_plan_without_a_budget_picks_epochs_from_the_data():
+    small = plan_training(corpus_stats(_corpus(6400)))
+    big = plan_training(corpus_stats(_corpus(640_000)))
+    assert small.epochs == 30  # 100 steps an epoch: capped at 30 epochs
+    assert big.epochs == 3  # 10,000 steps an epoch: at least 3
+    assert small.budget_seconds is None
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        (dict(budget_seconds=0), ValueError, "budget_seconds=0"),
+        (dict(budget_seconds="10m"), TypeError, "budget_seconds='10m'"),
+        (dict(batch_size=0), ValueError, "batch_size=0"),
+        (dict(batch_size=2.0), TypeError, "batch_size=2.0"),
+    ],
+)
+def test_plan_rejects_bad_arguments(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        plan_training(corpus_stats(_corpus(10)), **kwargs)
+
+
+def test_schedule_plan_is_returned_and_the_config_left_alone():
+    config = SimpleNamespace(time_budget=None, epochs=4, warmup_steps=None, d_model=512)
+    plan = planning.plan_schedule(config, steps_per_epoch=250, tokens_per_batch=1000.0)
+    assert plan == (0.00035, 80, 1000)  # 8 % of 4 x 250 steps; 7e-4 * sqrt(128 / 512)
+    assert config.warmup_steps is None  # nothing written behind the caller
+    given = SimpleNamespace(time_budget=None, epochs=4, warmup_steps=7, d_model=128)
+    assert planning.plan_schedule(given, 250, 1000.0).warmup_steps == 7
