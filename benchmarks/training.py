@@ -35,6 +35,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from keras_transformer.analysis import throughput as benchmarking  # noqa: E402
+from keras_transformer.choices import BENCHMARK_MODELS, BENCHMARK_SIZES  # noqa: E402
 from keras_transformer.data import WordPieceTokenizer, load_task, make_dataset  # noqa: E402
 from keras_transformer.training import (  # noqa: E402
     MaskedSparseCategoricalCrossentropy,
@@ -56,13 +57,13 @@ def parse_variant(text: str) -> tuple[str, bool, str]:
     parts = text.split(":")
     if (
         len(parts) != 3
-        or parts[0] not in benchmarking.MODELS
+        or parts[0] not in BENCHMARK_MODELS
         or parts[1] not in ("xla", "no-xla")
         or parts[2] not in PRECISION_NAMES
     ):
         raise argparse.ArgumentTypeError(
             f"variant {text!r} must be MODEL:xla|no-xla:fp32|bf16|fp16 with MODEL one of "
-            f"{', '.join(benchmarking.MODELS)}"
+            f"{', '.join(BENCHMARK_MODELS)}"
         )
     return parts[0], parts[1] == "xla", PRECISION_NAMES[parts[2]]
 
@@ -194,7 +195,7 @@ def padding_stats(dataset) -> tuple[int, int, int]:
 
 def bench_pipeline(args) -> dict:
     defaults = TrainConfig()
-    size = benchmarking.SIZES["tutorial"]
+    size = BENCHMARK_SIZES["tutorial"]
     batch, max_length = defaults.batch_size, defaults.max_length
     jit = use_xla(defaults.jit_compile)  # "auto": off on a CPU
     precision = resolve_precision(defaults.mixed_precision)  # "auto": float32 on a CPU
@@ -303,7 +304,7 @@ def bench_pipeline(args) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("section", choices=("models", "settings", "attention", "pipeline"))
-    parser.add_argument("--size", choices=tuple(benchmarking.SIZES), default="tutorial")
+    parser.add_argument("--size", choices=tuple(BENCHMARK_SIZES), default="tutorial")
     parser.add_argument("--variants", nargs="+", type=parse_variant, default=None)
     parser.add_argument("--steps", type=int, default=None, help="steps per variant per repeat")
     parser.add_argument("--repeats", type=int, default=3)

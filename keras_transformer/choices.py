@@ -43,3 +43,23 @@ JIT_COMPILE: tuple[str, ...] = ("auto", "on", "off")
 
 PRETRAIN_FINETUNE_TASKS: tuple[str, ...] = ("reviews", "imdb")
 """The sequence-classification tasks `pretrain --finetune-task` compares on."""
+
+BENCHMARK_SIZES: dict[str, dict[str, int]] = {
+    "tutorial": dict(
+        num_layers=4, d_model=128, num_heads=8, dff=512, vocab=8000, batch=64, length=128
+    ),
+    "base": dict(num_layers=6, d_model=512, num_heads=8, dff=2048, vocab=8000, batch=8, length=128),
+    "tiny": dict(num_layers=1, d_model=32, num_heads=4, dff=64, vocab=200, batch=8, length=16),
+}
+"""`keras-transformer benchmark --size`: model and batch sizes: the TensorFlow tutorial's, the paper's base model (batch 8: a short run)
+and `tiny` (seconds: tests, a first look). Real lengths are uniform in `[length // 2, length]`."""
+
+BENCHMARK_MODELS: tuple[str, ...] = ("ours", "keras_mha", "keras_hub", "tutorial")
+"""`keras-transformer benchmark --models`: ours, Keras's MultiHeadAttention, KerasHub, the TF tutorial."""
+
+BENCHMARK_PRECISIONS: dict[str, str] = {
+    "fp32": "float32",
+    "bf16": "mixed_bfloat16",
+    "fp16": "mixed_float16",
+}
+"""`keras-transformer benchmark --precision`: the Keras dtype policy of each flag."""

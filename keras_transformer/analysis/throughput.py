@@ -36,20 +36,10 @@ import numpy as np
 import tensorflow as tf
 
 from keras_transformer import training as training_module
+from keras_transformer.choices import BENCHMARK_MODELS, BENCHMARK_SIZES
 from keras_transformer.layers import PaddingMask, PositionalEmbedding
 from keras_transformer.models import build_transformer
 
-SIZES: dict[str, dict[str, int]] = {
-    "tutorial": dict(
-        num_layers=4, d_model=128, num_heads=8, dff=512, vocab=8000, batch=64, length=128
-    ),
-    "base": dict(num_layers=6, d_model=512, num_heads=8, dff=2048, vocab=8000, batch=8, length=128),
-    "tiny": dict(num_layers=1, d_model=32, num_heads=4, dff=64, vocab=200, batch=8, length=16),
-}
-"""Model and batch sizes: the TensorFlow tutorial's, the paper's base model (batch 8: a short run)
-and `tiny` (seconds: tests, a first look). Real lengths are uniform in `[length // 2, length]`."""
-
-MODELS = ("ours", "keras_mha", "keras_hub", "tutorial")
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 BLOCK_SIZES = ("num_layers", "d_model", "num_heads", "dff")
 
@@ -287,7 +277,7 @@ def compile_model(
 ) -> keras.Model:  # fmt: skip
     """Builds and compiles one benchmarked model under the dtype policy `precision`."""
     if model not in BUILDERS:
-        raise ValueError(f"model={model!r} is not one of {MODELS}")
+        raise ValueError(f"model={model!r} is not one of {BENCHMARK_MODELS}")
     if precision not in PRECISIONS:
         raise ValueError(f"precision={precision!r} is not one of {PRECISIONS}")
     previous = keras.mixed_precision.global_policy().name
@@ -415,13 +405,13 @@ def benchmark_training(
     """Step time, non-padding tokens/s, MFU and ratios of `(model, xla, precision)` variants.
 
     All variants train on one fixed batch, round-robin with a float32 matmul (the peak under the
-    same load), after two warm-up steps. `size` is a key of `SIZES` or a dict like one; `memory`
+    same load), after two warm-up steps. `size` is a key of `BENCHMARK_SIZES` or a dict like one; `memory`
     adds `measure_memory` per variant. Rows hold `step_ms`, `tokens_per_s`, `mfu`,
     `speed_vs_reference` (over the first variant) and, for peers, `ours_speedup` (peer time /
     ours; above 1: ours is faster).
     """
     say = progress or (lambda message: None)
-    cfg = dict(SIZES[size]) if isinstance(size, str) else dict(size)
+    cfg = dict(BENCHMARK_SIZES[size]) if isinstance(size, str) else dict(size)
     variants = [tuple(v) for v in variants]
     if not variants:
         raise ValueError("variants is empty; pass at least one (model, jit_compile, precision)")

@@ -4,25 +4,22 @@ import json
 import os
 import time
 
-PRECISION_FLAGS = {"fp32": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
-# keras_transformer.analysis.throughput's MODELS and SIZES, repeated: `--help` imports no TensorFlow.
-MODELS = ("ours", "keras_mha", "keras_hub", "tutorial")
-SIZES = ("tutorial", "base", "tiny")
+from keras_transformer.choices import BENCHMARK_MODELS, BENCHMARK_PRECISIONS, BENCHMARK_SIZES
 
 
 def register(sub) -> None:
     # fmt: off
     p = sub.add_parser("benchmark", description=__doc__.splitlines()[0], help="measure training "
                        "throughput (ours against Keras peers) and decoding speed")
-    p.add_argument("--size", choices=SIZES, default="tutorial",
+    p.add_argument("--size", choices=tuple(BENCHMARK_SIZES), default="tutorial",
                    help="tutorial (the TF tutorial's model, batch 64 x 128; minutes on a 2-core "
                    "CPU), base (the paper's base model, batch 8 x 128), tiny (seconds)")
-    p.add_argument("--models", nargs="+", choices=MODELS, default=["ours", "keras_mha"],
+    p.add_argument("--models", nargs="+", choices=BENCHMARK_MODELS, default=["ours", "keras_mha"],
                    help="models to time (keras_hub needs `pip install keras-hub`; skipped if "
                    "missing)")
     p.add_argument("--xla", choices=("off", "on", "both"), default="off",
                    help="compile the training step with XLA")
-    p.add_argument("--precision", nargs="+", choices=tuple(PRECISION_FLAGS), default=["fp32"],
+    p.add_argument("--precision", nargs="+", choices=tuple(BENCHMARK_PRECISIONS), default=["fp32"],
                    help="fp32, bf16 (mixed_bfloat16), fp16 (mixed_float16)")
     p.add_argument("--steps", type=int, default=1, help="training steps per variant per repeat")
     p.add_argument("--repeats", type=int, default=3, help="round-robin repeats (medians)")
@@ -72,7 +69,7 @@ def _benchmark(args) -> int:
     if not models:
         raise ValueError("no model left to benchmark; pass --models ours (and peers)")
     xla = {"off": (False,), "on": (True,), "both": (False, True)}[args.xla]
-    precisions = [PRECISION_FLAGS[p] for p in dict.fromkeys(args.precision)]
+    precisions = [BENCHMARK_PRECISIONS[p] for p in dict.fromkeys(args.precision)]
     variants = [(m, jit, p) for p in precisions for jit in xla for m in models]
 
     info = machine_info()
