@@ -22,6 +22,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from keras_transformer.choices import TASKS
 from keras_transformer.data.tasks.imdb import imdb_task
 from keras_transformer.data.tasks.it_referent import it_referent_task
 from keras_transformer.data.tasks.numbers import numbers_task
@@ -44,8 +45,8 @@ _LOADERS: dict[str, Callable[..., Task]] = {
     "reviews": reviews_task,
 }
 
-TASKS: tuple[str, ...] = tuple(_LOADERS)
-"""The task names `load_task` accepts."""
+if set(_LOADERS) != set(TASKS):  # choices.py is the one list; every name needs its loader
+    raise ImportError(f"task loaders {sorted(_LOADERS)} differ from choices.TASKS {sorted(TASKS)}")
 
 
 def task_options(name: str) -> dict[str, Any]:
