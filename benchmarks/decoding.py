@@ -29,8 +29,17 @@ uncached one (any XLA setting) per path. Each function is traced (and
 compiled) once before timing; the median of `--repeats` runs is reported.
 Everything runs in this one process on whatever device TensorFlow picks.
 
+With `--run-dir RUN`, it times instead what a Python user gets from a trained
+run: `Translator.from_run_dir(RUN)` with its defaults (cache on,
+`jit_compile="auto"`, as `keras-transformer translate`) against
+`from_run_dir(RUN, use_cache=False)` (XLA only on a GPU), on `--batches` texts
+at a time (the longest of 50 times as many numbers task sentences, ~15 target
+tokens in English, or the first lines of `--texts`),
+checks that both give the same translations and prints the ratio.
+
     python benchmarks/decoding.py [--lengths 64] [--batches 1] [--xla off on]
         [--paths search translator] [--repeats 3] [--json decoding.json]
+    python benchmarks/decoding.py --run-dir RUN [--batches 8] [--texts FILE]
 """
 
 from __future__ import annotations
@@ -48,7 +57,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from keras_transformer.data import WordPieceTokenizer  # noqa: E402
+from keras_transformer.data import WordPieceTokenizer, load_task  # noqa: E402
 from keras_transformer.data.text.tokenizer import RESERVED_TOKENS  # noqa: E402
 from keras_transformer.inference import IncrementalDecoder, Translator, greedy_search  # noqa: E402
 from keras_transformer.models import build_transformer  # noqa: E402
@@ -105,6 +114,51 @@ def time_translator(model, tokenizer, texts, new_tokens, use_cache, jit, repeats
     return median_seconds(run, repeats)
 
 
+def time_run_dir(run_dir: str, texts: list[str], batches: list[int], repeats: int) -> list:
+    """`from_run_dir` defaults vs `use_cache=False`: seconds per batch, same outputs."""
+    cached = Translator.from_run_dir(run_dir)
+    uncached = Translator.from_run_dir(run_dir, use_cache=False)
+    print(f"run {run_dir}: cached XLA {'on' if cached.jit_compile else 'off'}, "
+          f"uncached XLA {'on' if uncached.jit_compile else 'off'} (jit_compile='auto')")  # fmt: skip
+    rows = []
+    for batch in batches:
+        chosen = texts[:batch]
+        if cached(chosen) != uncached(chosen):
+            raise AssertionError(f"batch {batch}: the cache changed the translations")
+        tokens = float((cached.translate_tokens(chosen) > 0).sum(axis=1).mean())  # with [END]
+        times = {"cached": [], "uncached": []}  # interleaved: a load spike hits both
+        for _ in range(repeats):
+            for name, translator in (("cached", cached), ("uncached", uncached)):
+                start = time.perf_counter()
+                translator(chosen)
+                times[name].append(time.perf_counter() - start)
+        median = {name: statistics.median(values) for name, values in times.items()}
+        best = {name: min(values) for name, values in times.items()}
+        row = {"batch": batch, "target_tokens": round(tokens, 1), "cached_s": median["cached"],
+               "uncached_s": median["uncached"],
+               "speedup": round(median["uncached"] / median["cached"], 2),
+               "speedup_of_minima": round(best["uncached"] / best["cached"], 2)}  # fmt: skip
+        print(f"  batch {batch:>3}, {tokens:4.1f} target tokens: cached {median['cached'] * 1e3:7.1f}"
+              f" ms, uncached {median['uncached'] * 1e3:7.1f} ms (medians of {repeats}): cached "
+              f"is {row['speedup']:.2f}x ({row['speedup_of_minima']:.2f}x by the fastest runs), "
+              f"same translations")  # fmt: skip
+        rows.append(row)
+    return rows
+
+
+def run_dir_texts(run_dir: str, texts_file: str | None, count: int) -> list[str]:
+    if texts_file:
+        with open(texts_file, encoding="utf-8") as handle:
+            return [line.rstrip("\r\n") for line in handle][:count]
+    with open(os.path.join(run_dir, "config.json"), encoding="utf-8") as handle:
+        config = json.load(handle)
+    if config.get("task") != "numbers":
+        raise SystemExit(f"--run-dir {run_dir}: its task is {config.get('task')!r}; pass --texts")
+    task = load_task("numbers", source_lang=config["source_lang"], target_lang=config[
+        "target_lang"], num_train=1, num_validation=1, num_test=50 * count, seed=1)  # fmt: skip
+    return sorted((source for source, _ in task.test), key=len, reverse=True)[:count]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
@@ -117,9 +171,22 @@ def main() -> None:
         "--paths", nargs="+", choices=["search", "translator"], default=["search", "translator"]
     )
     parser.add_argument("--json", default=None, help="also write the rows to this file")
+    parser.add_argument(
+        "--run-dir",
+        default=None,
+        help="time Translator.from_run_dir(RUN) defaults vs use_cache=False",
+    )
+    parser.add_argument("--texts", default=None, help="with --run-dir: one source per line")
     args = parser.parse_args()
     tf.get_logger().setLevel("ERROR")  # each timed function is traced once, on purpose
     logging.getLogger("keras_transformer").setLevel(logging.ERROR)  # truncation of short N
+    if args.run_dir:
+        texts = run_dir_texts(args.run_dir, args.texts, max(args.batches))
+        rows = time_run_dir(args.run_dir, texts, args.batches, args.repeats)
+        if args.json:
+            with open(args.json, "w") as handle:
+                json.dump({"run_dir": rows}, handle, indent=2)
+        return
 
     cfg = TrainConfig()
     model = build_transformer(

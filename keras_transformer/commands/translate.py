@@ -1,16 +1,22 @@
 """`keras-transformer translate RUN_DIR [TEXT ...]`: one translation per line, in order."""
 
 import argparse
-import itertools
 import os
+import queue
 import sys
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Iterator, Sequence
 
 from keras_transformer.commands._arguments import NON_NEGATIVE, OneLineArgumentParser
 from keras_transformer.errors import UserInputError
 
-DESCRIPTION = ("Translate each TEXT (or each line of stdin when no TEXT is given); prints one "
-               "translation per line, an empty line for an empty input.")  # fmt: skip
+DESCRIPTION = ("Translate each TEXT, or each line of stdin when no TEXT is given (answered as "
+               "lines arrive: a batch goes as soon as the input pauses); prints one translation "
+               "per line, an empty line for an empty input.")  # fmt: skip
+IDLE_SECONDS = 0.1  # stdin: a partial batch is translated once no line came for this long,
+MAX_WAIT_SECONDS = 0.5  # or once its first line has waited this long (a slow, steady writer)
+_END = object()  # the reader thread's last item
 
 
 def _add_options(p: argparse.ArgumentParser) -> None:
@@ -26,46 +32,66 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-length", type=int, default=None,
                    help="tokens per sequence (default: the run's)")
     p.add_argument("--batch-size", type=int, default=32,
-                   help="texts translated together; each batch is printed and flushed when done")
+                   help="texts translated together (default 32); each batch is printed and "
+                   "flushed when done")
     # fmt: on
+
+
+class _RunDirAndTexts(argparse.Action):
+    """Parses everything from RUN_DIR on: texts with options among or after them (argparse
+    gives a '*' positional only the texts before the first option), and `--`, after which
+    every argument is a text, even one that starts with '-'."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        cut = values.index("--") if "--" in values else len(values)
+        head, tail = list(values[:cut]), list(values[cut + 1 :])
+        if {"-h", "--help"} & set(head):
+            parser.print_help()
+            parser.exit()
+        inner = OneLineArgumentParser(prog=parser.prog, add_help=False)
+        inner.add_argument("run_dir", nargs="?", metavar="RUN_DIR")
+        inner.add_argument("texts", nargs="*", metavar="TEXT")
+        _add_options(inner)
+        inner.parse_intermixed_args(head, namespace=namespace)  # given options override
+        if namespace.run_dir is None:
+            if not tail:
+                parser.error("the following arguments are required: RUN_DIR")
+            namespace.run_dir = tail.pop(0)
+        namespace.texts = [*namespace.texts, *tail]
 
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "translate", help="translate texts with a trained run directory", description=DESCRIPTION
-    )
-    p.add_argument("run_dir", help="directory written by `keras-transformer train`")
-    # argparse assigns a '*' positional once: take all after RUN_DIR, re-parsed intermixed in `run`
-    p.add_argument("texts", nargs=argparse.REMAINDER, help="texts to translate (default: "
-                   "read lines from stdin); options may follow them")  # fmt: skip
+        "translate", help="translate texts with a trained run directory", description=DESCRIPTION,
+        usage="%(prog)s [options] RUN_DIR [TEXT ...]",
+    )  # fmt: skip
+    p.add_argument("run_dir", nargs=argparse.REMAINDER, action=_RunDirAndTexts,
+                   metavar="RUN_DIR [TEXT ...]",
+                   help="RUN_DIR: the --out directory of `keras-transformer train`. TEXT: texts "
+                   "to translate; none: read stdin, one text per line. Options may come before, "
+                   "between or after the texts; after `--` every argument is a text, even "
+                   "'-five'")  # fmt: skip
     _add_options(p)
     p.set_defaults(func=run)
-
-
-def _parse_texts_and_options(args) -> argparse.Namespace:
-    """Options given among or after the texts, on top of those given before RUN_DIR."""
-    parser = OneLineArgumentParser(prog="keras-transformer translate", description=DESCRIPTION)
-    parser.add_argument("texts", nargs="*")
-    _add_options(parser)
-    namespace = argparse.Namespace(**{k: v for k, v in vars(args).items() if k != "texts"})
-    return parser.parse_intermixed_args(args.texts, namespace=namespace)
 
 
 def run(args) -> int:
     from keras_transformer.inference.translator import Translator, check_beam_size
 
-    args = _parse_texts_and_options(args)
     if args.batch_size < 1:
         raise UserInputError(f"--batch-size must be >= 1; received {args.batch_size}.")
     check_beam_size(args.beam_size)  # before loading the model
-    jit = _use_xla(args.jit_compile, not args.no_cache)
     translator = Translator.from_run_dir(args.run_dir, use_cache=not args.no_cache,
-                                         max_length=args.max_length, jit_compile=jit)  # fmt: skip
+                                         max_length=args.max_length,
+                                         jit_compile=args.jit_compile)  # fmt: skip
     interactive = not args.texts and sys.stdin.isatty()
-    texts, size = iter(args.texts or _stdin_lines()), 1 if interactive else args.batch_size
+    if args.texts:
+        batches = _chunks(args.texts, args.batch_size)
+    else:
+        batches = _stdin_batches(args.batch_size)
     progress, done = sys.stderr.isatty() and not interactive, 0
     try:
-        while batch := list(itertools.islice(texts, size)):
+        for batch in batches:
             lines = translator(batch, beam_size=args.beam_size, alpha=args.alpha)
             print(*lines, sep="\n", flush=True)
             done += len(batch)
@@ -79,26 +105,80 @@ def run(args) -> int:
     return 0
 
 
-def _use_xla(setting: str, use_cache: bool = True) -> bool:
-    """`auto`: XLA for the cached search (~4x faster even on a 2-core CPU), for the uncached
-    one only on a GPU (on a CPU its full-buffer steps are slower than the plain prefix)."""
-    if setting != "auto" or use_cache:
-        return setting != "off"
-    import tensorflow as tf
-
-    return bool(tf.config.list_physical_devices("GPU"))
+def _chunks(texts: Sequence[str], size: int) -> Iterator[list[str]]:
+    for start in range(0, len(texts), size):
+        yield list(texts[start : start + size])
 
 
-def _stdin_lines() -> Iterator[str]:
-    """stdin one line at a time, without its line end; invalid UTF-8 names the line."""
-    # sys.stdin may be a text stream without `buffer` (tests, embedding programs)
-    for number, raw in enumerate(getattr(sys.stdin, "buffer", None) or sys.stdin, start=1):
-        try:
-            yield (raw if isinstance(raw, str) else raw.decode("utf-8")).rstrip("\r\n")
-        except UnicodeDecodeError as error:
-            raise UserInputError(f"stdin line {number} is not valid UTF-8 (byte {error.start + 1} "
-                                 f"of the line is 0x{raw[error.start]:02x}); convert the input "
-                                 f"first, e.g. `iconv -f latin1 -t utf-8`.") from None  # fmt: skip
+def _stdin_batches(size: int) -> Iterator[list[str]]:
+    """stdin's lines in batches of up to `size`: a batch holds the lines that have arrived and
+    goes once the input pauses (`IDLE_SECONDS`), so a writer that waits for each answer gets
+    it at once, while a file or a fast pipe still fills whole batches. A thread reads."""
+    pending = queue.Queue(maxsize=4 * size)  # read ahead while a batch is translated
+    threading.Thread(target=_read_stdin, args=(pending,), name="stdin", daemon=True).start()
+    number, error = 0, None
+    while error is None:
+        batch, item = [], pending.get()  # wait as long as it takes for the first line
+        deadline = time.monotonic() + MAX_WAIT_SECONDS
+        while True:
+            if item is _END or isinstance(item, BaseException):
+                error = item
+                break
+            number += 1
+            batch.append(_decode(item, number))
+            if len(batch) == size:
+                break
+            wait = min(IDLE_SECONDS, deadline - time.monotonic())
+            try:  # a line already there joins the batch even after the deadline
+                item = pending.get(timeout=wait) if wait > 0 else pending.get_nowait()
+            except queue.Empty:
+                break
+        if batch:
+            yield batch
+    if error is not _END:
+        raise error
+
+
+def _read_stdin(pending: queue.Queue) -> None:
+    """The reader thread: puts each line of stdin (bytes, without "\\n"), then `_END`. It
+    reads the file descriptor, not `sys.stdin.buffer`: a daemon thread blocked inside the
+    buffered reader's lock can abort the interpreter at exit (after `| head -1`)."""
+    try:
+        for line in _raw_lines(sys.stdin):
+            pending.put(line)
+    except Exception as error:  # raised in the main thread, in order
+        pending.put(error)
+    pending.put(_END)
+
+
+def _raw_lines(stream) -> Iterator[bytes | str]:
+    try:
+        descriptor = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # a stream without a file (tests, embedding)
+        yield from stream
+        return
+    parts = []  # the start of a line split across reads
+    while chunk := os.read(descriptor, 1 << 16):
+        *lines, rest = chunk.split(b"\n")
+        if lines:
+            yield b"".join([*parts, lines[0]])
+            yield from lines[1:]
+            parts = []
+        parts.append(rest)
+    if last := b"".join(parts):
+        yield last
+
+
+def _decode(raw: bytes | str, number: int) -> str:
+    """A line without its line end, decoded; a UTF-8 byte order mark opening stdin is
+    dropped (Windows editors write one); invalid UTF-8 names the line."""
+    try:
+        text = (raw if isinstance(raw, str) else raw.decode("utf-8")).rstrip("\r\n")
+    except UnicodeDecodeError as error:
+        raise UserInputError(f"stdin line {number} is not valid UTF-8 (byte {error.start + 1} "
+                             f"of the line is 0x{raw[error.start]:02x}); convert the input "
+                             f"first, e.g. `iconv -f latin1 -t utf-8`.") from None  # fmt: skip
+    return text.removeprefix("\ufeff") if number == 1 else text
 
 
 def _silence_stdout() -> None:

@@ -25,6 +25,38 @@ def check_beam_size(beam_size) -> int:
     return int(beam_size)
 
 
+JIT_COMPILE_SETTINGS = ("auto", "on", "off")
+
+
+def resolve_jit_compile(jit_compile: bool | str = "auto", use_cache: bool = True) -> bool:
+    """Whether to compile the ids -> ids search with XLA: the one rule of `Translator`,
+    `Translator.from_run_dir` and `keras-transformer translate --jit-compile`.
+
+    "auto" turns XLA on for the cached search (3-4x faster than without it, even on a 2-core
+    CPU) and, for the uncached one, only on a GPU: on a CPU its fixed-shape full-buffer steps
+    are slower than the growing prefix that the plain search re-runs.
+
+    Args:
+        jit_compile: `True` or "on", `False` or "off", or "auto".
+        use_cache: whether the search uses the key/value cache.
+
+    Returns:
+        `True` to compile with XLA.
+
+    Example:
+    >>> resolve_jit_compile("auto", use_cache=True), resolve_jit_compile("off")
+    (True, False)
+    """
+    if isinstance(jit_compile, bool):
+        return jit_compile
+    if jit_compile not in JIT_COMPILE_SETTINGS:
+        raise ValueError(f"jit_compile must be True, False, 'auto', 'on' or 'off'; received "
+                         f"jit_compile={jit_compile!r}.")  # fmt: skip
+    if jit_compile != "auto" or use_cache:
+        return jit_compile != "off"
+    return bool(tf.config.list_physical_devices("GPU"))
+
+
 class Translator(tf.Module):
     """Translate a batch of strings with a trained model and its tokenizers.
 
@@ -36,7 +68,9 @@ class Translator(tf.Module):
         source_tokenizer, target_tokenizer: `WordPieceTokenizer`s of the run.
         max_length: tokens per sequence with `[START]` and `[END]` (the run's), in [3, positions].
         use_cache: decode with the key/value cache, or re-run the decoder per step.
-        jit_compile: compile the ids -> ids search with XLA (string ops stay outside).
+        jit_compile: compile the ids -> ids search with XLA (string ops stay outside): `True`,
+            `False`, or "auto" (the default, as `keras-transformer translate`): on for the
+            cached search, for `use_cache=False` only on a GPU (`resolve_jit_compile`).
 
     Call arguments:
         texts: a list of strings.
@@ -61,14 +95,15 @@ class Translator(tf.Module):
     def __init__(
         self, model: keras.Model, source_tokenizer: WordPieceTokenizer,
         target_tokenizer: WordPieceTokenizer, *, max_length: int = 64, use_cache: bool = True,
-        jit_compile: bool = False,
+        jit_compile: bool | str = "auto",
     ):  # fmt: skip
         super().__init__(name="translator")
         if not _is_int(max_length) or max_length < 3:
             raise ValueError(f"max_length must be an integer >= 3 ([START], one token, [END]); "
                              f"received max_length={max_length!r}. Omit it to use the run's "
                              f"max_length.")  # fmt: skip
-        self.model, self.use_cache, self.jit_compile = model, use_cache, bool(jit_compile)
+        self.model, self.use_cache = model, bool(use_cache)
+        self.jit_compile = resolve_jit_compile(jit_compile, self.use_cache)  # a bool
         self.source_tokenizer, self.target_tokenizer = source_tokenizer, target_tokenizer
         self.max_length = int(max_length)
         self.decoder = self._make_decoder()  # checks max_length against the position table
@@ -77,9 +112,11 @@ class Translator(tf.Module):
     @classmethod
     def from_run_dir(
         cls, run_dir: str | os.PathLike, *, use_cache: bool = True,
-        max_length: int | None = None, jit_compile: bool = False,
+        max_length: int | None = None, jit_compile: bool | str = "auto",
     ) -> "Translator":  # fmt: skip
-        """Loads a training run (`max_length=None`: the run's); decoder-only: `PrefixTranslator`."""
+        """Loads a training run (`max_length=None`: the run's); decoder-only: `PrefixTranslator`.
+        The defaults are those of `keras-transformer translate` (cache on, XLA "auto")."""
+        jit_compile = resolve_jit_compile(jit_compile, use_cache)  # checked before loading
         architecture, files = run_files(run_dir)  # missing or damaged files named
         config_path = pathlib.Path(run_dir, "config.json")
         config = json.loads(config_path.read_text()) if config_path.is_file() else {}
@@ -230,7 +267,7 @@ class PrefixTranslator(Translator):
 
     def __init__(
         self, model: keras.Model, tokenizer: WordPieceTokenizer, *, max_length: int = 64,
-        use_cache: bool = True, jit_compile: bool = False,
+        use_cache: bool = True, jit_compile: bool | str = "auto",
     ):  # fmt: skip
         options = dict(max_length=max_length, use_cache=use_cache, jit_compile=jit_compile)
         super().__init__(model, tokenizer, tokenizer, **options)

@@ -88,3 +88,104 @@ def test_unknown_option_is_an_argparse_error(tiny_run, capsys):
         main(["translate", str(tiny_run), "one", "--beam", "2x"])
     assert exit_.value.code == 2
     assert "keras-transformer translate" in capsys.readouterr().err
+
+
+def test_a_double_dash_lets_texts_start_with_a_dash(varied_run, expected, capsys):
+    """`-five` is no number: before, the re-parse after RUN_DIR took it for an option."""
+    argv = [str(varied_run), "--jit-compile", "off", "--", "-five", SOURCES[0], "--beam-size"]
+    lines = translate(argv, capsys)
+    assert len(lines) == 3 and lines[1] == expected[1][0]
+    # options before the `--` still apply; RUN_DIR may follow it
+    assert translate(["--beam-size", "3", "--", str(varied_run), *TEXTS], capsys) == expected[3]
+
+
+def test_usage_says_texts_are_optional_and_stdin_is_read(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["translate", "--help"])
+    assert exit_.value.code == 0
+    help_text = capsys.readouterr().out
+    assert "RUN_DIR [TEXT ...]" in help_text.splitlines()[0] and "stdin" in help_text
+    with pytest.raises(SystemExit) as exit_:
+        main(["translate"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "required: RUN_DIR (" in err and "TEXT" not in err
+
+
+def test_a_byte_order_mark_opening_stdin_is_dropped(varied_run, expected, capsys, monkeypatch):
+    stdin = f"\ufeff{SOURCES[0]}\n{SOURCES[2]}\n"
+    lines = translate([str(varied_run), "--jit-compile", "off"], capsys, stdin, monkeypatch)
+    assert lines == [expected[1][0], expected[1][2]]
+
+
+def test_stdin_fills_whole_batches_when_lines_are_waiting(monkeypatch):
+    from keras_transformer.commands.translate import _stdin_batches
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("".join(f"line {i}\n" for i in range(70))))
+    batches = list(_stdin_batches(32))
+    assert [len(b) for b in batches] == [32, 32, 6]
+    assert sum(batches, []) == [f"line {i}" for i in range(70)]
+
+
+def test_a_partial_batch_goes_when_the_pipe_pauses(monkeypatch):
+    import os
+    import threading
+
+    from keras_transformer.commands.translate import _stdin_batches
+
+    read, write = os.pipe()
+    monkeypatch.setattr(sys, "stdin", os.fdopen(read, "rb"))
+    os.write(write, "\ufeffa\r\nb".encode() + b"\n\xc3")  # a BOM, CRLF, a split character
+    batches, got = _stdin_batches(32), []
+    reader = threading.Thread(target=lambda: got.append(next(batches)), daemon=True)
+    reader.start()
+    reader.join(timeout=5)
+    assert got == [["a", "b"]]  # answered while the pipe is still open
+    os.write(write, b"\xa9\n" + b"last")
+    os.close(write)
+    assert list(batches) == [["\u00e9", "last"]]
+    sys.stdin.close()
+
+
+def test_each_line_is_answered_as_it_arrives_from_a_pausing_writer(varied_run, expected):
+    """A real process and pipe: each answer within a second of its line (timed after the first
+    answer, which waits for the model and its XLA compile); before, the first answer waited
+    for 32 lines or the end of the input."""
+    import os
+    import queue
+    import subprocess
+    import threading
+    import time
+
+    command = [sys.executable, "-m", "keras_transformer", "translate", str(varied_run)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    process = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    answers = queue.Queue()
+    threading.Thread(
+        target=lambda: [answers.put(line) for line in process.stdout], daemon=True
+    ).start()
+
+    def ask(text: str, timeout: float) -> tuple[str, float]:
+        start = time.monotonic()
+        process.stdin.write(text.encode() + b"\n")
+        process.stdin.flush()
+        try:
+            line = answers.get(timeout=timeout).decode().rstrip("\n")
+        except queue.Empty:
+            pytest.fail(f"no answer to {text!r} within {timeout} s")
+        return line, time.monotonic() - start
+
+    try:
+        assert ask(TEXTS[0], timeout=120)[0] == expected[1][0]  # model loaded and compiled
+        for index in (2, 4):
+            time.sleep(3)  # the writer pauses
+            answer, seconds = ask(TEXTS[index], timeout=10)
+            assert answer == expected[1][index]
+            assert seconds < 1.0, f"answered after {seconds:.2f} s"
+        process.stdin.close()
+        assert process.wait(timeout=60) == 0, process.stderr.read().decode()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

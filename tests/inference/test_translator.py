@@ -11,6 +11,7 @@ from keras_transformer.inference import (
     beam_search,
     greedy_decode,
     greedy_search,
+    resolve_jit_compile,
 )
 from keras_transformer.models import build_transformer
 from tests.helpers import TINY_MAX_LENGTH as MAX_LENGTH
@@ -21,10 +22,10 @@ BLANK = [i for i, text in enumerate(TEXTS) if not text.strip()]
 
 
 @pytest.fixture(scope="module")
-def translators(varied_run):
+def translators(varied_run):  # without XLA: one compile per batch size would slow these tests
     return (
-        Translator.from_run_dir(varied_run),
-        Translator.from_run_dir(varied_run, use_cache=False),
+        Translator.from_run_dir(varied_run, jit_compile=False),
+        Translator.from_run_dir(varied_run, use_cache=False, jit_compile=False),
     )
 
 
@@ -58,9 +59,28 @@ def test_uncached_full_buffer_equals_prefix(translators):
         )
 
 
+def test_defaults_are_those_of_the_command_line_and_the_cache_changes_nothing(varied_run):
+    """`jit_compile="auto"`, as `keras-transformer translate`: XLA for the cached search, for
+    the uncached one only on a GPU; the two give the same translations."""
+    cached = Translator.from_run_dir(varied_run)
+    uncached = Translator.from_run_dir(varied_run, use_cache=False)
+    gpu = bool(tf.config.list_physical_devices("GPU"))
+    assert (cached.jit_compile, uncached.jit_compile) == (True, gpu)
+    assert resolve_jit_compile("auto", use_cache=False) is gpu
+    assert resolve_jit_compile("off") is False and resolve_jit_compile("on", False) is True
+    for beam_size in (1, 3):
+        assert cached(TEXTS, beam_size=beam_size) == uncached(TEXTS, beam_size=beam_size)
+
+
+@pytest.mark.parametrize("bad", ["yes", 1, None])
+def test_an_unknown_jit_compile_is_refused_before_loading(tmp_path, bad):
+    with pytest.raises(ValueError, match=f"jit_compile must be True, False, 'auto'.*{bad!r}"):
+        Translator.from_run_dir(tmp_path / "nowhere", jit_compile=bad)
+
+
 @pytest.mark.parametrize("use_cache", [True, False])
 def test_jit_compile_gives_identical_translations(varied_run, use_cache):
-    plain = Translator.from_run_dir(varied_run, use_cache=use_cache)
+    plain = Translator.from_run_dir(varied_run, use_cache=use_cache, jit_compile=False)
     jit = Translator.from_run_dir(varied_run, use_cache=use_cache, jit_compile=True)
     for beam_size in (1, 3):
         assert jit(TEXTS, beam_size=beam_size) == plain(TEXTS, beam_size=beam_size)
