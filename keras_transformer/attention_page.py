@@ -215,18 +215,22 @@ def _tokens(ids, tokenizer) -> list[str]:
     return [t.decode() for t in tokenizer.lookup(np.array([list(ids)])).numpy()[0]]
 
 
-def _model_config(run_dir: pathlib.Path, model):
+def _model_sizes(model) -> tuple:
+    """(TransformerConfig, share_embeddings) of a `build_transformer` model, read from its layers."""
     from keras_transformer.models.config import TransformerConfig
 
-    path = run_dir / "config.json"
-    values = json.loads(path.read_text()) if path.is_file() else {}
-    fields = {k: values[k] for k in TransformerConfig.field_names() if k in values}
-    limit = min(
-        (layer.max_length for layer in model.layers if hasattr(layer, "max_length")), default=None
-    )
-    if limit:
-        fields["max_length"] = limit
-    return TransformerConfig.from_dict({**TransformerConfig().to_dict(), **fields})
+    names = {layer.name: layer for layer in model.layers}
+    shared = "shared_embedding" in names
+    embedding = names["shared_embedding" if shared else "encoder_embedding"].get_config()
+    layer = names["encoder_layer_0"].get_config()
+    sizes = {key: layer[key] for key in ("num_heads", "dff", "dropout", "attention_dropout",
+                                         "norm_first", "activation")}  # fmt: skip
+    sizes.update(
+        num_layers=sum(1 for name in names if name.startswith("encoder_layer_")),
+        d_model=embedding["d_model"], max_length=embedding["max_length"],
+        learned_positions=embedding["learned_positions"],
+    )  # fmt: skip
+    return TransformerConfig(**sizes), shared
 
 
 def translation_attention(run_dir: str | os.PathLike, text: str) -> dict:
@@ -254,10 +258,11 @@ def translation_attention(run_dir: str | os.PathLike, text: str) -> dict:
         translator.source_tokenizer,
         translator.target_tokenizer,
     )
-    config = _model_config(pathlib.Path(run_dir), model)
+    config, shared = _model_sizes(model)
     probe = models.build_transformer(
-        source_tok.vocab_size, target_tok.vocab_size, config=config, return_attention_scores=True
-    )
+        source_tok.vocab_size, target_tok.vocab_size, config=config, share_embeddings=shared,
+        return_attention_scores=True,
+    )  # fmt: skip
     probe.set_weights(model.get_weights())
     generated = [int(t) for t in translator.translate_tokens([text])[0] if t != 0]
     target_ids = np.array([[target_tok.start_id, *generated[:-1]]], "int32")
