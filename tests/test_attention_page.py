@@ -58,7 +58,7 @@ def test_chromium_renders_tokens_and_the_chosen_head(page, tiny_run):
         assert token in text, token
     shown = [re.search(r'data-weights="([^"]*)"', dom).group(1) for dom in (head0, head1)]
     expected = [np.asarray(found["kinds"]["cross"]["layers"][1][h]) for h in (0, 1)]
-    for weights, grid in zip(expected, shown):
+    for weights, grid in zip(expected, shown, strict=True):
         rows = np.array([[float(v) for v in row.split(",")] for row in grid.split(";")])
         np.testing.assert_allclose(rows, weights, atol=2e-3)
     assert shown[0] != shown[1]  # switching the head changes what is shown
