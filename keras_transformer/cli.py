@@ -17,7 +17,8 @@ from keras_transformer.errors import MissingExtraError
 # Before anything imports TensorFlow: no C++ start-up lines (cuInit, oneDNN); `-vv` shows them.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-COMMANDS = ("train", "pretrain", "translate", "export", "compare", "benchmark", "exercises")
+COMMANDS = ("train", "pretrain", "translate", "export", "attention", "compare", "benchmark",
+            "exercises")  # fmt: skip
 NO_TENSORFLOW = frozenset({"exercises"})  # commands that run without importing TensorFlow
 EXIT_OK, EXIT_USER_ERROR, EXIT_INTERNAL_ERROR = 0, 2, 3
 EPILOG = """\

@@ -20,7 +20,9 @@ Example:
 >>> exercises.check_scaled_dot_product_attention(attention)  # silent: no mistake found
 """
 
+import functools
 import inspect
+import re
 
 import keras
 import numpy as np
@@ -40,7 +42,46 @@ __all__ = [
 
 
 def _fail(message: str):
-    raise AssertionError(message)
+    raise AssertionError(message) from None
+
+
+def _student_facing(check):
+    """Re-raises the checker's AssertionError without the checker's own frames or the chained
+    exception: a student's traceback ends at the line that called the checker."""
+
+    @functools.wraps(check)
+    def wrapper(*args, **kwargs):
+        try:
+            return check(*args, **kwargs)
+        except AssertionError as error:
+            message = str(error)
+        raise AssertionError(message) from None
+
+    return wrapper
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_MATMUL_T = (
+    "; transposing a batched key with `.T` reverses every axis ((batch, len, d) -> "
+    "(d, len, batch)): swap only the last two, `np.swapaxes(key, -1, -2)` or "
+    "`key.transpose(0, 2, 1)`"
+)
+
+
+def _informative_line(error: Exception) -> str:
+    """The line of an exception's message that says what went wrong.
+
+    Keras wraps an error raised inside a layer as "Exception encountered when calling
+    X.call().", the cause a few lines below and "Arguments received by ..." after it.
+    """
+    lines = [line.strip() for line in _ANSI.sub("", str(error)).splitlines() if line.strip()]
+    if lines and lines[0].startswith("Exception encountered when calling"):
+        where = lines[0].removeprefix("Exception encountered when calling").strip(" .")
+        for line in lines[1:]:
+            if line.startswith("Arguments received by"):
+                break
+            return f"{line} (in {where})"
+    return lines[0] if lines else ""
 
 
 def _run(what: str, fn, *args, **kwargs):
@@ -52,8 +93,10 @@ def _run(what: str, fn, *args, **kwargs):
     except AssertionError:
         raise
     except Exception as error:  # the student's bug, reported, not a crash of the checker
-        first = (str(error).strip().splitlines() or [""])[0]
-        _fail(f"{what} raised {type(error).__name__}: {first[:300]}")
+        message = _informative_line(error)[:400]
+        if "matmul" in message and "mismatch in its core dimension" in message:
+            message += _MATMUL_T
+        _fail(f"{what} raised {type(error).__name__}: {message}")
 
 
 def _array(x, what: str) -> np.ndarray:
@@ -150,6 +193,17 @@ def _copy_weights(layer, arrays, what: str, layout: str):
     found = [tuple(v.shape) for v in variables]
     expected = [a.shape for a in arrays]
     if [int(np.prod(f)) for f in found] != [int(np.prod(e)) for e in expected]:
+        unused = [
+            f"self.{name} ({type(sub).__name__})"
+            for name, sub in vars(layer).items()
+            if isinstance(sub, keras.layers.Layer) and not sub.built
+        ]
+        if unused and len(variables) < len(arrays):
+            _fail(
+                f"{what} creates {', '.join(unused)} but never calls it in call(), so it has "
+                f"no weights ({len(variables)} trainable weights found, {len(arrays)} expected: "
+                f"{layout}); apply it where the paper does"
+            )
         _fail(
             f"{what} should hold {len(arrays)} trainable weights, in creation order: {layout}, "
             f"shapes {expected}; found {len(variables)}: {found}"
@@ -165,8 +219,9 @@ def _random_weights(rng, shapes):
     ]
 
 
+@_student_facing
 def check_scaled_dot_product_attention(fn) -> None:
-    """Checks a student's scaled dot-product attention (section 3.2.1).
+    """Checks a student's scaled dot-product attention (section 3.2.1 of the paper).
 
     Contract: `fn(query, key, value, mask=None) -> (output, weights)`, query
     `(..., q_len, d_k)`, key `(..., kv_len, d_k)`, value `(..., kv_len, d_v)`,
@@ -180,7 +235,7 @@ def check_scaled_dot_product_attention(fn) -> None:
     q = rng.standard_normal((2, 3, 16)).astype("float32")
     k = rng.standard_normal((2, 5, 16)).astype("float32")
     v = rng.standard_normal((2, 5, 6)).astype("float32")
-    sec = "(section 3.2.1)"
+    sec = "(section 3.2.1 of the paper)"
 
     def call(query, key, value, mask=None, what="fn(query, key, value)"):
         result = _run(what, fn, query, key, value, mask=mask)
@@ -266,7 +321,9 @@ def check_scaled_dot_product_attention(fn) -> None:
     causal = np.tril(np.ones((4, 4), bool))
     out_c, w_c = call(x, x, x, causal, what="fn(x, x, x, mask=causal) with a (q_len, kv_len) mask")
     if np.abs(w_c[:, ~causal]).max() > 1e-6:
-        _fail(f"causal mask: a query attends to a later position (section 3.2.3, {sec[1:-1]})")
+        _fail(
+            f"causal mask: a query attends to a later position (section 3.2.3 of the paper, {sec[1:-1]})"
+        )
     ref_c, _ = reference(x, x, x, causal)
     if not _close(out_c, ref_c):
         _fail(f"causal self-attention differs from the reference ({_max_diff(out_c, ref_c)}) {sec}")
@@ -313,8 +370,9 @@ _PE_MISTAKES = {
 }
 
 
+@_student_facing
 def check_positional_encoding(fn) -> None:
-    """Checks a student's sinusoidal positional encoding (section 3.5).
+    """Checks a student's sinusoidal positional encoding (section 3.5 of the paper).
 
     Contract: `fn(length, depth)` returns a `(length, depth)` table for positions
     `0 .. length - 1`, `PE[pos, 2i] = sin(pos / 10000^(2i/depth))` and
@@ -323,7 +381,7 @@ def check_positional_encoding(fn) -> None:
     sine and cosine swapped, exponents `i/d` or from the column index, positions
     from 1, any other wrong frequency (by column).
     """
-    sec = "(section 3.5)"
+    sec = "(section 3.5 of the paper)"
     for length, depth in ((50, 16), (9, 6)):
         what, shape = f"fn({length}, {depth})", (length, depth)
         table = _array(_run(what, fn, length, depth), what)
@@ -362,31 +420,37 @@ def _mha_diagnose(student, weights, heads, query, value, key=None, attention_mas
     d_head = query.shape[-1] // heads
     no_transpose = (
         "wrong head split: (batch, len, d_model) reshaped straight to (batch, heads, len, "
-        "d_head); reshape to (batch, len, heads, d_head), then transpose (section 3.2.2)"
+        "d_head); reshape to (batch, len, heads, d_head), then transpose (section 3.2.2 of the paper)"
     )
     strided = (
         "wrong head split: head i takes every num_heads-th column; it takes the block "
-        "i*d_head:(i+1)*d_head (section 3.2.2)"
+        "i*d_head:(i+1)*d_head (section 3.2.2 of the paper)"
     )
     mistakes = {  # (option, value, ...) of _np_mha -> the mistake it reproduces
-        ("scale", "none"): "the scores are not scaled by 1/sqrt(d_head) (section 3.2.1)",
-        ("scale", "d"): "the scores are divided by d_head; divide by sqrt(d_head) (section 3.2.1)",
+        (
+            "scale",
+            "none",
+        ): "the scores are not scaled by 1/sqrt(d_head) (section 3.2.1 of the paper)",
+        (
+            "scale",
+            "d",
+        ): "the scores are divided by d_head; divide by sqrt(d_head) (section 3.2.1 of the paper)",
         ("scale", 1 / np.sqrt(query.shape[-1])): "the scores are divided by sqrt(d_model); each "
-        f"head scales by sqrt(d_k) with d_k = d_model / num_heads = {d_head} (section 3.2.2)",
+        f"head scales by sqrt(d_k) with d_k = d_model / num_heads = {d_head} (section 3.2.2 of the paper)",
         ("axis", -2): "weights do not sum to 1 over the keys: softmax over the queries instead "
-        "of the keys (section 3.2.1)",
+        "of the keys (section 3.2.1 of the paper)",
         ("invert_mask", True): "mask polarity inverted: attention_mask True means 'may attend' "
-        "(section 3.2.3)",
+        "(section 3.2.3 of the paper)",
         ("split", "no_transpose"): no_transpose,
         ("split", "no_transpose", "merge", "no_transpose"): no_transpose,
         ("split", "strided"): strided,
         ("split", "strided", "merge", "strided"): strided,
         ("merge", "no_transpose"): "wrong head merge: transpose (batch, heads, len, d_head) back "
-        "to (batch, len, heads, d_head) before reshaping to (batch, len, d_model) (section 3.2.2)",
+        "to (batch, len, heads, d_head) before reshaping to (batch, len, d_model) (section 3.2.2 of the paper)",
         ("swap_key_value", True): "key and value swapped: the call is layer(query, value, "
-        "key=None), key defaults to value (section 3.2.2)",
+        "key=None), key defaults to value (section 3.2.2 of the paper)",
         ("no_output_projection", True): "the output projection W^O is not applied to the "
-        "concatenated heads (section 3.2.2)",
+        "concatenated heads (section 3.2.2 of the paper)",
     }
     for options, mistake in mistakes.items():
         if options[0] == "invert_mask" and mask is None:
@@ -395,12 +459,13 @@ def _mha_diagnose(student, weights, heads, query, value, key=None, attention_mas
         if _close(student, _np_mha(weights, heads, query, value, key, mask, **variant)):
             return mistake
     if mask is not None and _close(student, _np_mha(weights, heads, query, value, key)):
-        return "attention_mask is ignored: keys where it is False must get weight 0 (section 3.2.3)"
+        return "attention_mask is ignored: keys where it is False must get weight 0 (section 3.2.3 of the paper)"
     return None
 
 
+@_student_facing
 def check_multi_head_attention(cls, d_model: int = 32, num_heads: int = 4) -> None:
-    """Checks a student's multi-head attention layer (section 3.2.2).
+    """Checks a student's multi-head attention layer (section 3.2.2 of the paper).
 
     Contract: `cls(d_model=..., num_heads=...)` is a `keras.layers.Layer`;
     `layer(query, value, key=None, attention_mask=None)` (key defaults to value,
@@ -415,7 +480,7 @@ def check_multi_head_attention(cls, d_model: int = 32, num_heads: int = 4) -> No
     changing the output. `d_model`, `num_heads`: probe sizes (d_head = 8 tells
     d_head, sqrt(d_head) and sqrt(d_model) apart).
     """
-    sec = "(section 3.2.2)"
+    sec = "(section 3.2.2 of the paper)"
     rng = np.random.default_rng(1)
     b, q_len, kv_len = 2, 3, 5
     layer = _make_layer(cls, d_model=d_model, num_heads=num_heads)
@@ -466,7 +531,7 @@ def check_multi_head_attention(cls, d_model: int = 32, num_heads: int = 4) -> No
     if not _close(padded, masked):
         _fail(
             "keys where attention_mask is False change the output: padded keys must get "
-            f"weight 0 ({_max_diff(padded, masked)}) (section 3.2.3)"
+            f"weight 0 ({_max_diff(padded, masked)}) (section 3.2.3 of the paper)"
         )
 
     x = rng.standard_normal((b, 4, d_model)).astype("float32")
@@ -478,13 +543,14 @@ def check_multi_head_attention(cls, d_model: int = 32, num_heads: int = 4) -> No
     if not _close(out_c[:, :-1], call(x_later, x_later, attention_mask=causal, what=what)[:, :-1]):
         _fail(
             "with a causal mask, changing the last position changes the outputs of earlier "
-            "positions: masked keys must get weight 0 (section 3.2.3)"
+            "positions: masked keys must get weight 0 (section 3.2.3 of the paper)"
         )
     compare(out_c, "causal self-attention", x, x, attention_mask=causal)
 
 
+@_student_facing
 def check_add_norm(cls, d_model: int = 8) -> None:
-    """Checks a student's residual connection + layer normalization (section 3.1).
+    """Checks a student's residual connection + layer normalization (section 3.1 of the paper).
 
     Contract: `cls()` is a `keras.layers.Layer`; `layer(x, sublayer_output)`, both
     `(batch, seq_len, d_model)`, returns `LayerNorm(x + sublayer_output)` (post-LN)
@@ -493,7 +559,7 @@ def check_add_norm(cls, d_model: int = 8) -> None:
     Mistakes named: no residual, pre-LN, `LayerNorm(x) + sublayer_output`, no
     normalization, the wrong axis.
     """
-    sec = "(section 3.1)"
+    sec = "(section 3.1 of the paper)"
     rng = np.random.default_rng(2)
     layer = _make_layer(cls)
     x = (3.0 + 2.0 * rng.standard_normal((2, 5, d_model))).astype("float32")
@@ -533,8 +599,9 @@ def check_add_norm(cls, d_model: int = 8) -> None:
     _fail(f"{what} differs from LayerNorm(x + sublayer_output) ({_max_diff(out, expected)}) {sec}")
 
 
+@_student_facing
 def check_feed_forward(cls, d_model: int = 8, dff: int = 24) -> None:
-    """Checks a student's position-wise feed-forward network (section 3.3).
+    """Checks a student's position-wise feed-forward network (section 3.3 of the paper).
 
     Contract: `cls(d_model=..., dff=...)` is a `keras.layers.Layer`; `layer(x)`,
     `(batch, seq_len, d_model)`, returns `max(0, x W1 + b1) W2 + b2`, without the
@@ -542,7 +609,7 @@ def check_feed_forward(cls, d_model: int = 8, dff: int = 24) -> None:
     `b1 (dff,)`, `W2 (dff, d_model)`, `b2 (d_model,)`. Mistakes named: no ReLU,
     ReLU on the output, GELU, a residual, mixed positions.
     """
-    sec = "(section 3.3)"
+    sec = "(section 3.3 of the paper)"
     rng = np.random.default_rng(3)
     layer = _make_layer(cls, d_model=d_model, dff=dff)
     x = rng.standard_normal((2, 5, d_model)).astype("float32")
@@ -614,8 +681,9 @@ def _layer_weights(reference, rng, *inputs):
     return flat
 
 
+@_student_facing
 def check_encoder_layer(cls, d_model: int = 16, num_heads: int = 4, dff: int = 32) -> None:
-    """Checks a student's encoder layer (section 3.1).
+    """Checks a student's encoder layer (section 3.1 of the paper).
 
     Contract: `cls(d_model=..., num_heads=..., dff=...)` is a `keras.layers.Layer`;
     `layer(x, padding_mask=None)`, `x` `(batch, seq_len, d_model)`, boolean
@@ -627,7 +695,7 @@ def check_encoder_layer(cls, d_model: int = 16, num_heads: int = 4, dff: int = 3
     Mistakes named: pre-LN, no residuals, padding mask ignored, a causal mask,
     padded positions changing the output, attention that is not global.
     """
-    sec = "(section 3.1)"
+    sec = "(section 3.1 of the paper)"
     rng = np.random.default_rng(4)
     layer = _make_layer(cls, d_model=d_model, num_heads=num_heads, dff=dff)
     x = rng.standard_normal((2, 6, d_model)).astype("float32")
@@ -657,8 +725,8 @@ def check_encoder_layer(cls, d_model: int = 16, num_heads: int = 4, dff: int = 3
         for candidate, mistake in (
             (encoder(full, pre_ln=True), "pre-LN: the paper's layer is LayerNorm(x + sublayer(x)), the norm after the residual add"),
             (encoder(full, res=False), "residual connections missing: LayerNorm(x + sublayer(x)), not LayerNorm(sublayer(x))"),
-            (encoder(None), "padding_mask ignored: padded keys must get weight 0 in self-attention (section 3.2.3)"),
-            (encoder(_attention_mask(6, padding, causal=True)), "a causal mask in the encoder: encoder self-attention sees every real position (section 3.2.3)"),
+            (encoder(None), "padding_mask ignored: padded keys must get weight 0 in self-attention (section 3.2.3 of the paper)"),
+            (encoder(_attention_mask(6, padding, causal=True)), "a causal mask in the encoder: encoder self-attention sees every real position (section 3.2.3 of the paper)"),
         ):  # fmt: skip
             if _close(out, candidate, loose=True):
                 _fail(f"encoder layer: {mistake} {sec}")
@@ -671,19 +739,20 @@ def check_encoder_layer(cls, d_model: int = 16, num_heads: int = 4, dff: int = 3
     junk[1, 4:] = rng.standard_normal((2, d_model)) * 5
     if not _close(call(junk, padding)[1, :4], out[1, :4]):
         _fail(
-            "padded positions change the real positions' outputs: mask padded keys (section 3.2.3)"
+            "padded positions change the real positions' outputs: mask padded keys (section 3.2.3 of the paper)"
         )
     # global: the last real position influences the first one
     later = x.copy()
     later[0, 5] = rng.standard_normal(d_model) * 3
     if _close(call(later, padding)[0, 0], out[0, 0]):
         _fail(
-            "the first position does not see the last: encoder self-attention is global (section 3.2.3)"
+            "the first position does not see the last: encoder self-attention is global (section 3.2.3 of the paper)"
         )
 
 
+@_student_facing
 def check_decoder_layer(cls, d_model: int = 16, num_heads: int = 4, dff: int = 32) -> None:
-    """Checks a student's decoder layer (section 3.1, attention uses of section 3.2.3).
+    """Checks a student's decoder layer (section 3.1 of the paper, attention uses of section 3.2.3).
 
     Contract: `cls(d_model=..., num_heads=..., dff=...)` is a `keras.layers.Layer`;
     `layer(x, context, padding_mask=None, context_padding_mask=None)`, `x`
@@ -696,7 +765,7 @@ def check_decoder_layer(cls, d_model: int = 16, num_heads: int = 4, dff: int = 3
     not causal, cross- before self-attention, pre-LN, context padding ignored, the
     context unused.
     """
-    sec = "(section 3.2.3)"
+    sec = "(section 3.2.3 of the paper)"
     rng = np.random.default_rng(5)
     layer = _make_layer(cls, d_model=d_model, num_heads=num_heads, dff=dff)
     x = rng.standard_normal((2, 4, d_model)).astype("float32")
@@ -744,7 +813,7 @@ def check_decoder_layer(cls, d_model: int = 16, num_heads: int = 4, dff: int = 3
 
         for candidate, mistake in (
             (decoder(self_first=False), "cross-attention before self-attention: the decoder layer runs causal self-attention, then cross-attention, then the feed-forward network"),
-            (decoder(pre_ln=True), "pre-LN: the paper's layer is LayerNorm(x + sublayer(x)) (section 3.1)"),
+            (decoder(pre_ln=True), "pre-LN: the paper's layer is LayerNorm(x + sublayer(x)) (section 3.1 of the paper)"),
             (decoder(cross_mask=None), "context_padding_mask ignored: padded source positions must get weight 0 in cross-attention"),
         ):  # fmt: skip
             if _close(out, candidate, loose=True):
@@ -775,6 +844,7 @@ def _np_token_losses(labels, logits, label_smoothing=0.0):
     return nll  # (batch, seq_len)
 
 
+@_student_facing
 def check_masked_loss(fn) -> None:
     """Checks a student's masked token cross-entropy (the training objective, section 5).
 
@@ -786,7 +856,7 @@ def check_masked_loss(fn) -> None:
     Mistakes named: padding counted, dividing by all positions, a mean of
     per-sentence means, logits read as probabilities, a sum, padding logits counted.
     """
-    sec = "(section 5)"
+    sec = "(section 5 of the paper)"
     rng = np.random.default_rng(6)
     labels = np.array([[5, 3, 7, 2, 0, 0], [4, 1, 0, 0, 0, 0], [6, 6, 2, 8, 9, 1]], "int32")
     logits = (2.0 * rng.standard_normal((3, 6, 10))).astype("float32")
@@ -830,5 +900,5 @@ def check_masked_loss(fn) -> None:
         if not np.isclose(smoothed, want, rtol=1e-3, atol=1e-4):
             _fail(
                 f"fn(labels, logits, label_smoothing=0.1) = {smoothed:.5f}; expected {want:.5f}: "
-                "target (1 - eps) * one_hot + eps / vocab_size (section 5.4)"
+                "target (1 - eps) * one_hot + eps / vocab_size (section 5.4 of the paper)"
             )

@@ -2,9 +2,9 @@
 
 - `on_files`, before mkdocs-jupyter turns notebooks into pages:
   - publishes the notebooks of `tutorials/` (outside `docs/`) as pages under
-    `tutorials/`, each from its executed copy so that the page shows the
-    outputs (`notebook_outputs.py`: copies stored by the notebook test, the
-    missing ones executed here);
+    `tutorials/`, each from its stored full-size copy so that the page shows the
+    outputs (`notebook_outputs.py`, `docs/_rendered/tutorials/`); a tutorial with
+    no stored copy yet is shown without outputs. No notebook is executed here;
   - publishes MathJax (from the `django-static-mathjax` package, installed with
     the dev extras) under `assets/mathjax/`, so the site renders math offline;
   - publishes the figures of the concepts page under `figures/`, drawn by
@@ -14,7 +14,9 @@
   from the parser.
 - `on_page_content`: gives every notebook page its whole first heading as its
   title and a table of contents read from its headings (mkdocs-jupyter drops
-  what is in backticks: "Training a translator with").
+  what is in backticks: "Training a translator with"), and folds every
+  solution cell of an exercise (cell tag `exercise`) into a `<details>`
+  element labelled as the solution, closed: a student tries first.
 """
 
 from __future__ import annotations
@@ -63,16 +65,18 @@ def _mathjax_dir() -> pathlib.Path:
 
 
 def _notebook_files(config) -> list[File]:
-    sources = notebook_outputs.notebooks()
-    if os.environ.get("KERAS_TRANSFORMER_DOCS_EXECUTE", "1") != "0":
-        notebook_outputs.execute_missing(sources)
     published = []
-    for source in sources:
-        copy = notebook_outputs.current_copy(source)
+    for source in notebook_outputs.notebooks():
+        copy = notebook_outputs.rendered_copy(source)
         if copy is None:
-            log.info("%s: no executed copy, shown without outputs", source.name)
+            log.info("%s: no stored full-size copy yet, shown without outputs", source.name)
+        elif (reason := notebook_outputs.stale_reason(source)) is not None:
+            log.warning("%s: shown without outputs: %s; re-render it with "
+                        "'bash scripts/render_tutorials.sh --only %s'",
+                        source.name, reason, source.name[:2])  # fmt: skip
+            copy = None
         # mkdocs-jupyter reads the notebook at src_dir / src_uri.
-        src_dir = notebook_outputs.cache_dir() if copy else ROOT
+        src_dir = notebook_outputs.RENDERED.parent if copy else ROOT
         published.append(
             File(
                 f"tutorials/{source.name}",
@@ -140,12 +144,42 @@ def _heading_toc(content: str):
     return get_toc(root)
 
 
+SOLUTION_CELL = re.compile(r'<div class="jp-Cell [^"]*\bcelltag_exercise\b[^"]*">')
+DIV_TAG = re.compile(r"<div\b|</div>")
+SOLUTION_SUMMARY = "Solution (open it after trying the exercise)"
+
+
+def fold_solutions(html: str) -> str:
+    """Wraps every cell tagged `exercise` in a closed `<details class="kt-solution">`."""
+    pieces, position = [], 0
+    for match in SOLUTION_CELL.finditer(html):
+        if match.start() < position:  # a cell nested in one already folded (never in nbconvert)
+            continue
+        depth, end = 0, None
+        for tag in DIV_TAG.finditer(html, match.start()):
+            depth += 1 if tag.group() == "<div" else -1
+            if depth == 0:
+                end = tag.end()
+                break
+        if end is None:
+            raise ValueError("an exercise cell's <div> is not closed in the rendered notebook")
+        pieces += [
+            html[position : match.start()],
+            f'<details class="kt-solution"><summary>{SOLUTION_SUMMARY}</summary>\n',
+            html[match.start() : end],
+            "\n</details>",
+        ]
+        position = end
+    return "".join(pieces) + html[position:]
+
+
 def on_page_content(html, page, config, files):
     if page.file.src_uri.endswith(".ipynb"):
         title = _first_heading(pathlib.Path(page.file.abs_src_path))
         if title:
             page.title = title
         page.toc = _heading_toc(html)
+        html = fold_solutions(html)
     return html
 
 

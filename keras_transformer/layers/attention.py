@@ -42,10 +42,18 @@ def masked_softmax(scores, mask=None, zero_masked_rows=True):
     """Float32 softmax over the last axis, 0 where `mask` is False (and on fully masked rows
     if `zero_masked_rows`; else they come out uniform, for callers that zero them cheaper)."""
     scores = ops.cast(scores, "float32")
-    if mask is None:
+    if mask is not None:
+        mask = ops.cast(mask, "bool")
+    if scores.shape[-1] == 1:
+        # One key (a first decoding step, a one-token source): the softmax is exactly 1, and
+        # keras.ops.softmax would warn "softmax over axis -1 ... has size 1" at every such step.
+        weights = ops.ones_like(scores)
+    elif mask is None:
         return ops.softmax(scores, axis=-1)
-    mask = ops.cast(mask, "bool")
-    weights = ops.softmax(ops.where(mask, scores, large_negative("float32")), axis=-1)
+    else:
+        weights = ops.softmax(ops.where(mask, scores, large_negative("float32")), axis=-1)
+    if mask is None:
+        return weights
     return ops.where(mask, weights, 0.0) if zero_masked_rows else weights
 
 

@@ -1,0 +1,300 @@
+"""An attention explorer: one self-contained HTML page of a trained model's attention weights.
+
+`write_attention_page(run_dir, text, path)` translates `text` with the run's model and writes a
+page on which a student picks the kind of attention (encoder self, decoder self, cross), the
+layer and the head, and sees the weights between the tokens as a grid; hovering or clicking a
+query token highlights the keys it attends to. The page loads nothing from the network (inline
+script and style, system fonts). The state can be set in the URL: `page.html#kind=cross&layer=0&head=1`.
+
+The weights come from a probe: the same builder with `return_attention_scores=True`, given the
+trained model's weights (as `training.attention_maps` does for the plots).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import pathlib
+
+import numpy as np
+
+KINDS = ("encoder self", "decoder self", "cross")
+
+
+def attention_data(
+    source_tokens: list[str], target_tokens: list[str], weights: dict[str, list[np.ndarray]]
+) -> dict:
+    """The page's data: tokens and, per kind, one `(num_heads, q_len, kv_len)` array per layer.
+
+    Args:
+        source_tokens: the source pieces (the encoder's positions).
+        target_tokens: the decoder's input pieces (`[START]` and the translation).
+        weights: `{"encoder self": [layer_0, ...], "decoder self": [...], "cross": [...]}`, any
+            subset (an encoder-only model has "encoder self" only).
+
+    Returns:
+        A JSON-ready dict.
+
+    Example:
+    >>> data = attention_data(["a", "b"], [], {"encoder self": [np.full((2, 2, 2), 0.5)]})
+    >>> data["kinds"]["encoder self"]["queries"], len(data["kinds"]["encoder self"]["layers"])
+    ('source', 1)
+    """
+    unknown = sorted(set(weights) - set(KINDS))
+    if unknown or not weights:
+        raise ValueError(f"weights must map some of {list(KINDS)} to per-layer arrays; "
+                         f"received keys {sorted(weights)}")  # fmt: skip
+    sides = {"encoder self": ("source", "source"), "decoder self": ("target", "target"),
+             "cross": ("target", "source")}  # fmt: skip
+    lengths = {"source": len(source_tokens), "target": len(target_tokens)}
+    kinds = {}
+    for kind in KINDS:
+        if kind not in weights:
+            continue
+        queries, keys = sides[kind]
+        layers = []
+        for index, layer in enumerate(weights[kind]):
+            layer = np.asarray(layer, dtype="float32")
+            expected = (lengths[queries], lengths[keys])
+            if layer.ndim != 3 or layer.shape[1:] != expected:
+                raise ValueError(f"{kind} layer {index}: weights of shape {layer.shape}; expected "
+                                 f"(num_heads, {expected[0]}, {expected[1]}) for {lengths[queries]} "
+                                 f"{queries} and {lengths[keys]} {keys} tokens")  # fmt: skip
+            layers.append(np.round(layer, 4).tolist())
+        kinds[kind] = {"queries": queries, "keys": keys, "layers": layers}
+    return {"source": list(source_tokens), "target": list(target_tokens), "kinds": kinds}
+
+
+_STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.5em; color: #222; }
+.controls label { margin-right: 1em; }
+.tokens { margin: .6em 0; line-height: 2.2; }
+.tokens b { display: inline-block; width: 7em; }
+.tok { padding: .15em .35em; margin: 0 .1em; border-radius: .3em; border: 1px solid #ccc;
+       cursor: pointer; white-space: pre; }
+.tok.selected { outline: 2px solid #d33; }
+table.grid { border-collapse: collapse; margin-top: 1em; }
+table.grid td { width: 2.2em; height: 1.6em; border: 1px solid #eee; text-align: center;
+                font-size: .7em; }
+table.grid th { font-weight: normal; font-size: .8em; padding: 0 .3em; white-space: pre; }
+table.grid thead th { writing-mode: vertical-rl; text-align: left; }
+tr.selected th { color: #d33; font-weight: bold; }
+"""
+
+_SCRIPT = """
+const DATA = JSON.parse(document.getElementById("attention-data").textContent);
+const kindSel = document.getElementById("kind"), layerSel = document.getElementById("layer"),
+      headSel = document.getElementById("head");
+let selectedQuery = null;
+function option(sel, value, label) {
+  const o = document.createElement("option"); o.value = value; o.textContent = label; sel.appendChild(o);
+}
+function fillNumbers(sel, count, name) {
+  const keep = sel.value; sel.innerHTML = "";
+  for (let i = 0; i < count; i++) option(sel, String(i), name + " " + i);
+  if (keep !== "" && Number(keep) < count) sel.value = keep;
+}
+for (const kind of Object.keys(DATA.kinds)) option(kindSel, kind, kind);
+function current() {
+  const kind = DATA.kinds[kindSel.value];
+  return kind.layers[Number(layerSel.value)][Number(headSel.value)];
+}
+function tokenRow(id, tokens, side) {
+  const row = document.getElementById(id); row.querySelectorAll(".tok").forEach(t => t.remove());
+  tokens.forEach((text, i) => {
+    const span = document.createElement("span"); span.className = "tok"; span.textContent = text;
+    span.dataset.side = side; span.dataset.index = i;
+    span.addEventListener("mouseenter", () => highlight(side, i));
+    span.addEventListener("click", () => { selectedQuery = [side, i]; highlight(side, i); });
+    row.appendChild(span);
+  });
+}
+function highlight(side, index) {
+  const kind = DATA.kinds[kindSel.value], w = current();
+  document.querySelectorAll(".tok").forEach(t => { t.style.background = ""; t.classList.remove("selected"); });
+  document.querySelectorAll("tr.selected").forEach(r => r.classList.remove("selected"));
+  if (side !== kind.queries) return;
+  document.querySelector(`.tok[data-side="${side}"][data-index="${index}"]`).classList.add("selected");
+  const row = document.querySelector(`tr[data-query="${index}"]`); if (row) row.classList.add("selected");
+  w[index].forEach((value, k) => {
+    const key = document.querySelector(`.tok[data-side="${kind.keys}"][data-index="${k}"]`);
+    if (key && !(kind.keys === side && k === index)) key.style.background = `rgba(40, 90, 200, ${value})`;
+  });
+  document.body.dataset.query = index;
+}
+function draw() {
+  const kind = DATA.kinds[kindSel.value];
+  fillNumbers(layerSel, kind.layers.length, "layer");
+  fillNumbers(headSel, kind.layers[Number(layerSel.value)].length, "head");
+  const w = current(), queries = DATA[kind.queries], keys = DATA[kind.keys];
+  const table = document.getElementById("grid"); table.innerHTML = "";
+  const head = table.createTHead().insertRow(); head.appendChild(document.createElement("th"));
+  keys.forEach(k => { const th = document.createElement("th"); th.textContent = k; head.appendChild(th); });
+  const body = table.createTBody();
+  queries.forEach((q, i) => {
+    const tr = body.insertRow(); tr.dataset.query = i;
+    const th = document.createElement("th"); th.textContent = q; tr.appendChild(th);
+    w[i].forEach((value, k) => {
+      const td = tr.insertCell(); td.style.background = `rgba(40, 90, 200, ${value})`;
+      td.title = `${q} -> ${keys[k]}: ${value.toFixed(3)}`;
+      td.textContent = value >= 0.1 ? value.toFixed(2) : "";
+      td.style.color = value > 0.5 ? "white" : "#222";
+    });
+  });
+  document.getElementById("caption").textContent =
+    `${kindSel.value} attention, layer ${layerSel.value}, head ${headSel.value}: ` +
+    `rows are the ${kind.queries} tokens (queries), columns the ${kind.keys} tokens (keys); each row sums to 1.`;
+  Object.assign(document.body.dataset, {kind: kindSel.value, layer: layerSel.value, head: headSel.value});
+  document.body.dataset.weights = w.map(r => r.map(v => v.toFixed(3)).join(",")).join(";");
+  if (selectedQuery) highlight(...selectedQuery);
+  history.replaceState(null, "", `#kind=${encodeURIComponent(kindSel.value)}&layer=${layerSel.value}&head=${headSel.value}`);
+}
+function fromHash() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  const kind = params.get("kind");
+  if (kind && DATA.kinds[kind]) kindSel.value = kind;
+  const layers = DATA.kinds[kindSel.value].layers;
+  fillNumbers(layerSel, layers.length, "layer");
+  if (params.get("layer") !== null && Number(params.get("layer")) < layers.length) layerSel.value = params.get("layer");
+  fillNumbers(headSel, layers[Number(layerSel.value)].length, "head");
+  const heads = layers[Number(layerSel.value)].length;
+  if (params.get("head") !== null && Number(params.get("head")) < heads) headSel.value = params.get("head");
+}
+tokenRow("source-tokens", DATA.source, "source");
+tokenRow("target-tokens", DATA.target, "target");
+kindSel.addEventListener("change", () => { selectedQuery = null; draw(); });
+layerSel.addEventListener("change", draw); headSel.addEventListener("change", draw);
+fromHash(); draw();
+"""
+
+
+def render_page(data: dict, title: str = "Attention") -> str:
+    """The HTML page (a string) for `attention_data(...)`: inline style, script and data.
+
+    The tokens are written into the page as text (readable without JavaScript); the script
+    draws the grid of the chosen kind, layer and head.
+
+    Example:
+    >>> page = render_page(attention_data(["a", "b"], [], {"encoder self": [np.eye(2)[None]]}))
+    >>> "<script src" in page, '<span class="tok">a</span>' in page
+    (False, True)
+    """
+    payload = json.dumps(data).replace("</", "<\\/")  # no "</script>" inside the data
+
+    def row(tokens):
+        return "".join(f'<span class="tok">{html.escape(t)}</span>' for t in tokens)
+
+    rows = [f'<div class="tokens" id="source-tokens"><b>source</b>{row(data["source"])}</div>']
+    if data["target"]:
+        rows.append(f'<div class="tokens" id="target-tokens"><b>translation</b>'
+                    f'{row(data["target"])}</div>')  # fmt: skip
+    else:
+        rows.append('<div class="tokens" id="target-tokens" hidden></div>')
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
+<style>{_STYLE}</style></head>
+<body>
+<h1>{html.escape(title)}</h1>
+<div class="controls">
+<label>kind <select id="kind"></select></label>
+<label>layer <select id="layer"></select></label>
+<label>head <select id="head"></select></label>
+</div>
+<p>Hover over or click a query token to highlight the tokens it attends to (darker: more weight).</p>
+{"".join(rows)}
+<p id="caption"></p>
+<table class="grid" id="grid"></table>
+<script type="application/json" id="attention-data">{payload}</script>
+<script>{_SCRIPT}</script>
+</body></html>
+"""
+
+
+def _tokens(ids, tokenizer) -> list[str]:
+    return [t.decode() for t in tokenizer.lookup(np.array([list(ids)])).numpy()[0]]
+
+
+def _model_sizes(model) -> tuple:
+    """(TransformerConfig, share_embeddings) of a `build_transformer` model, read from its layers."""
+    from keras_transformer.models.config import TransformerConfig
+
+    names = {layer.name: layer for layer in model.layers}
+    shared = "shared_embedding" in names
+    embedding = names["shared_embedding" if shared else "encoder_embedding"].get_config()
+    layer = names["encoder_layer_0"].get_config()
+    sizes = {key: layer[key] for key in ("num_heads", "dff", "dropout", "attention_dropout",
+                                         "norm_first", "activation")}  # fmt: skip
+    sizes.update(
+        num_layers=sum(1 for name in names if name.startswith("encoder_layer_")),
+        d_model=embedding["d_model"], max_length=embedding["max_length"],
+        learned_positions=embedding["learned_positions"],
+    )  # fmt: skip
+    return TransformerConfig(**sizes), shared
+
+
+def translation_attention(run_dir: str | os.PathLike, text: str) -> dict:
+    """Translates `text` with the run's model (greedy) and reads every layer's attention.
+
+    Args:
+        run_dir: the `--out` directory of `keras-transformer train` (an encoder-decoder run).
+        text: one source sentence.
+
+    Returns:
+        `attention_data(...)` with "encoder self", "decoder self" and "cross" for every layer
+        and head, and `"translation"`: the translated text.
+    """
+    from keras_transformer import data, models
+    from keras_transformer.inference import Translator
+
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"text must be a non-empty sentence to translate; received {text!r}")
+    translator = Translator.from_run_dir(run_dir)
+    if not isinstance(translator, Translator):
+        raise ValueError(f"{run_dir} holds a decoder-only model; the attention page needs an "
+                         f"encoder-decoder run of 'keras-transformer train'")  # fmt: skip
+    model, source_tok, target_tok = (
+        translator.model,
+        translator.source_tokenizer,
+        translator.target_tokenizer,
+    )
+    config, shared = _model_sizes(model)
+    probe = models.build_transformer(
+        source_tok.vocab_size, target_tok.vocab_size, config=config, share_embeddings=shared,
+        return_attention_scores=True,
+    )  # fmt: skip
+    probe.set_weights(model.get_weights())
+    generated = [int(t) for t in translator.translate_tokens([text])[0] if t != 0]
+    target_ids = np.array([[target_tok.start_id, *generated[:-1]]], "int32")
+    source_ids = np.asarray(data.encode_source([text], source_tok, translator.max_length))
+    source_ids = source_ids[:, : int(np.count_nonzero(source_ids))]
+    scores = probe({"source": source_ids, "target": target_ids}, training=False)
+    layers = range(config.num_layers)
+    weights = {
+        "encoder self": [scores[f"encoder_layer_{i}_self_attention"][0] for i in layers],
+        "decoder self": [scores[f"decoder_layer_{i}_self_attention"][0] for i in layers],
+        "cross": [scores[f"decoder_layer_{i}_cross_attention"][0] for i in layers],
+    }
+    found = attention_data(
+        _tokens(source_ids[0], source_tok), _tokens(target_ids[0], target_tok),
+        {kind: [np.asarray(w) for w in layer_weights] for kind, layer_weights in weights.items()},
+    )  # fmt: skip
+    found["translation"] = translator([text])[0]
+    return found
+
+
+def write_attention_page(
+    run_dir: str | os.PathLike, text: str, path: str | os.PathLike
+) -> pathlib.Path:
+    """Translates `text` with the run's model and writes the attention explorer to `path`.
+
+    Returns:
+        The path written.
+    """
+    found = translation_attention(run_dir, text)
+    title = f"Attention: {text!r} -> {found['translation']!r}"
+    path = pathlib.Path(path)
+    if path.parent and not path.parent.is_dir():
+        raise ValueError(f"--out {path}: the folder {path.parent} does not exist; create it first")
+    path.write_text(render_page(found, title), encoding="utf-8")
+    return path

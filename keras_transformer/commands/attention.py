@@ -1,0 +1,22 @@
+"""`keras-transformer attention RUN_DIR TEXT --out FILE.html`: an attention explorer page."""
+
+
+def register(sub) -> None:
+    # fmt: off
+    p = sub.add_parser(
+        "attention", help="translate TEXT and write a page to explore the model's attention",
+        description="Translate TEXT with the run's model and write one self-contained HTML page "
+        "(no network) on which you pick the kind of attention (encoder self, decoder self, "
+        "cross), the layer and the head, and see the weights between the tokens.")
+    p.add_argument("run_dir", help="directory written by `keras-transformer train`")
+    p.add_argument("text", help="the sentence to translate")
+    p.add_argument("--out", required=True, help="the HTML file to write, e.g. attention.html")
+    p.set_defaults(func=run)
+    # fmt: on
+
+
+def run(args) -> int:
+    from keras_transformer.attention_page import write_attention_page
+
+    print(write_attention_page(args.run_dir, args.text, args.out))
+    return 0
