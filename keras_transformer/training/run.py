@@ -12,7 +12,7 @@ from keras_transformer.choices import PRECISIONS
 from keras_transformer.data.sizing import corpus_stats
 from keras_transformer.training import distribute, planning, rundir
 from keras_transformer.training.callbacks import TimeBudget, kill_point
-from keras_transformer.training.config import TrainConfig
+from keras_transformer.training.config import BUDGET_EPOCHS, TrainConfig
 from keras_transformer.training.devices import resolve_precision, use_xla
 from keras_transformer.training.fitting import compile_model, fit_run
 from keras_transformer.training.pretraining import load_pretrained
@@ -61,8 +61,8 @@ def train(config: TrainConfig) -> dict:
         plan = planning.plan_schedule(config, *_pace_inputs(config, task, recipe.train_ds))
         config = dataclasses.replace(config, warmup_steps=plan.warmup_steps)  # to config.json
         schedule = BudgetSchedule(*plan)
-        if config.time_budget is not None:
-            callbacks.append(TimeBudget(config.time_budget, schedule=schedule))
+    if config.time_budget is not None:  # one line per epoch: time used and left, not "Epoch 3/1000"
+        callbacks.append(TimeBudget(config.time_budget, schedule=schedule, progress=True))
     with strategy.scope():  # variables mirrored on every replica
         model = recipe.build()
         optimizer = compile_model(model, config, xla, loss=recipe.loss, metrics=recipe.metrics,
@@ -70,19 +70,20 @@ def train(config: TrainConfig) -> dict:
     distribute.prepare_for_strategy(model, recipe.train_ds.element_spec)
     rundir.write_config(
         config, run_dir, jit_compile_resolved=xla, mixed_precision_resolved=precision,
-        num_replicas=replicas, sized_from_data=sized,
+        num_replicas=replicas, sized_from_data=_recorded(sized, config),
         planned_steps=None if schedule is None else schedule.total_steps, **recipe.config_extra,
+        **_budget_epochs(config),
     )  # fmt: skip
     fit = fit_run(model, recipe.train_ds, recipe.val_ds, run_dir=run_dir, epochs=config.epochs,
                   early_stopping_patience=config.early_stopping_patience,
-                  callbacks=callbacks)  # fmt: skip
+                  callbacks=callbacks, verbose=0 if callbacks else None)  # fmt: skip
     model.save(os.path.join(run_dir, "model.keras"))
     kill_point("before_plots")  # test hook (callbacks.kill_point): no-op unless set
     metrics = {"architecture": config.architecture, **recipe.evaluate(model, fit),
                **fit.metrics(model), "num_test": len(task.test)}  # fmt: skip
     if config.time_budget is not None:
         metrics["time_budget_seconds"] = config.time_budget
-        metrics["stopped_by_time_budget"] = callbacks[0].stopped_step is not None
+        metrics["stopped_by_time_budget"] = callbacks[0].stopped
     steps = int(optimizer.iterations.numpy())
     plot_run_curves(run_dir, config, steps, schedule=recipe.learning_rate or schedule)
     if recipe.plot is not None:
@@ -94,6 +95,18 @@ def train(config: TrainConfig) -> dict:
     if run_dir != config.run_dir:  # a non-chief worker: its files were only a copy
         shutil.rmtree(run_dir, ignore_errors=True)
     return metrics
+
+
+def _budget_epochs(config: TrainConfig) -> dict:
+    """config.json entries of a budget run: no `"epochs": 1000` (the cap is not a plan)."""
+    if config.time_budget is None or config.epochs != BUDGET_EPOCHS:
+        return {}
+    return {"epochs": None}
+
+
+def _recorded(sized: dict, config: TrainConfig) -> dict:
+    """The sizes chosen from the data, without a budget run's epoch cap."""
+    return {k: v for k, v in sized.items() if k != "epochs" or not _budget_epochs(config)}
 
 
 def size_from_data(config: TrainConfig, task) -> dict:
