@@ -118,6 +118,9 @@ class TrainConfig:
     init_from: str | None = None
     freeze_embeddings: bool = False
     skip_malformed: bool = False
+    columns: str | None = None  # --task tsv / spa_eng: 1-based source,target columns ("2,1")
+    validation_data: str | None = None  # a validation file instead of a split of --data
+    test_data: str | None = None  # a test file instead of a split of --data
 
     def __post_init__(self):
         if self.time_budget is not None:
@@ -153,6 +156,10 @@ class TrainConfig:
                 f"or imdb (received --architecture {self.architecture} --task {self.task})."
             )
         check_rate("label_smoothing", self.label_smoothing)
+        if self.columns is not None:  # "2,2" fails here, before minutes of data work
+            from keras_transformer.data.tasks.tsv import parse_columns
+
+            parse_columns(self.columns)
         if self.architecture != "encoder-decoder" and (
             self.strategy != "none" or self.mixed_precision not in (None, "auto")
         ):
@@ -208,9 +215,24 @@ class TrainConfig:
         if self.task == "tsv":
             if not self.data:
                 raise ValueError("task 'tsv' needs --data PATH to a tab-separated file.")
-            options.update(path=self.data, on_error="skip" if self.skip_malformed else "raise")
-        elif self.data:
-            raise ValueError(f"--data is only read by --task tsv; task {self.task!r} ignores it.")
+            options.update(path=self.data, validation_path=self.validation_data,
+                           test_path=self.test_data)  # fmt: skip
+        else:
+            for flag, value in (("data", self.data), ("validation_data", self.validation_data),
+                                ("test_data", self.test_data)):  # fmt: skip
+                if value:
+                    flag = flag.replace("_", "-")
+                    raise ValueError(
+                        f"--{flag} is only read by --task tsv; task {self.task!r} ignores it."
+                    )
+        if "on_error" in accepted:
+            options["on_error"] = "skip" if self.skip_malformed else "raise"
+        if self.columns is not None:
+            if "columns" not in accepted:
+                raise ValueError(
+                    f"--columns is read by --task tsv and spa_eng; task {self.task!r} ignores it."
+                )
+            options["columns"] = self.columns
         for name in ("num_train", "num_validation", "num_test"):
             if getattr(self, name) is not None:
                 if name not in accepted:
