@@ -9,7 +9,7 @@ import keras
 
 from keras_transformer import data
 from keras_transformer.choices import PRECISIONS
-from keras_transformer.data.sizing import corpus_stats
+from keras_transformer.data.sizing import PIECES_PER_WORD, corpus_stats
 from keras_transformer.training import distribute, planning, rundir
 from keras_transformer.training.callbacks import TimeBudget, kill_point
 from keras_transformer.training.config import BUDGET_EPOCHS, TrainConfig
@@ -21,6 +21,9 @@ from keras_transformer.training.rundir import plot_run_curves
 from keras_transformer.training.schedule import BudgetSchedule
 
 logger = logging.getLogger(__name__)
+
+MEASURED_LENGTH = ("translation", "prefix")
+"""Recipes that choose `max_length` from their tokenized training pairs (`recipes.fit_length`)."""
 
 __all__ = ["train"]
 
@@ -52,13 +55,17 @@ def train(config: TrainConfig) -> dict:
                 len(task.validation), len(task.test))  # fmt: skip
     # The recipe learns the vocabularies and batches in memory: bad settings fail before any file.
     recipe = RECIPES[recipe_name(config)](config, task, init)
+    if recipe.sizes:  # max_length from the measured pieces, the vocabulary size learnt
+        logger.info("sized from the tokenized training pairs: %s", recipe.sizes)
+        config, sized = dataclasses.replace(config, **recipe.sizes), {**sized, **recipe.sizes}
     rundir.check_not_finished(config.run_dir, config.overwrite)
     run_dir = rundir.make_run_dir(distribute.write_dir(config.run_dir, strategy))
     for name, tokenizer in recipe.tokenizers.items():
         tokenizer.save(os.path.join(run_dir, "tokenizers", name))
     schedule, callbacks = None, []
     if config.planned_schedule and recipe.learning_rate is None:
-        plan = planning.plan_schedule(config, *_pace_inputs(config, task, recipe.train_ds))
+        pace = _pace_inputs(config, task, recipe.train_ds, recipe.config_extra)
+        plan = planning.plan_schedule(config, *pace)
         config = dataclasses.replace(config, warmup_steps=plan.warmup_steps)  # to config.json
         schedule = BudgetSchedule(*plan)
     if config.time_budget is not None:  # one line per epoch: time used and left, not "Epoch 3/1000"
@@ -116,15 +123,18 @@ def size_from_data(config: TrainConfig, task) -> dict:
     stats, budget = corpus_stats(task.train), config.time_budget
     plan = planning.plan_training(stats, budget_seconds=budget, batch_size=config.batch_size)
     chosen = config.unset_sizes(plan)
+    if recipe_name(config) in MEASURED_LENGTH:  # chosen from the learnt pieces instead
+        chosen.pop("max_length", None)
     chosen_text = ", ".join(f"{name} {value}" for name, value in chosen.items())
     logger.info("sized from the %d training pairs: %s", len(task.train), chosen_text)
     return chosen
 
 
-def _pace_inputs(config: TrainConfig, task, train_ds) -> tuple[int, float]:
-    """Steps per epoch and target tokens per batch (1.5 pieces per word, + [END])."""
+def _pace_inputs(config: TrainConfig, task, train_ds, extra: dict) -> tuple[int, float]:
+    """Steps per epoch and target tokens per batch (measured pieces per word, else 1.5; + [END])."""
     pairs = [pair for pair in task.train if isinstance(pair[1], str)]
     words = sum(len(target.split()) for _, target in pairs) / max(1, len(pairs))
-    tokens = config.batch_size * min(config.max_length, 1.5 * words + 1)
+    per_word = extra.get("pieces_per_word", {}).get("target", PIECES_PER_WORD)
+    tokens = config.batch_size * min(config.max_length, per_word * words + 1)
     steps = int(train_ds.cardinality())
     return (steps if steps > 0 else max(1, len(task.train) // config.batch_size)), tokens
