@@ -20,6 +20,7 @@ from keras_transformer.choices import (
     PRECISIONS,
     SEQUENCE_TASKS,
     TOKEN_TASKS,
+    TRANSLATING_ARCHITECTURES,
     TRANSLATION_TASKS,
 )
 from keras_transformer.models.config import TransformerConfig
@@ -39,6 +40,11 @@ FIXED_SIZES: dict[str, int] = dict(epochs=12, max_length=48, vocab_size=2000) | 
     n: getattr(TransformerConfig(), n) for n in ("num_layers", "d_model", "num_heads", "dff")
 }
 """Sizes of the other tasks' unset flags; the model's are `TransformerConfig`'s defaults."""
+
+INIT_FROM_SIZES: tuple[str, ...] = (
+    "num_layers", "d_model", "num_heads", "dff", "max_length", "vocab_size",
+)  # fmt: skip
+"""Sizes a translation run started `--init-from` another takes from it (given ones must match)."""
 
 BUDGET_EPOCHS = 1000
 """The epoch cap of a `--time-budget` run: the budget, not the epochs, ends it."""
@@ -127,8 +133,15 @@ class TrainConfig:
             self.time_budget = parse_duration(self.time_budget)
         if self.epochs is None and self.time_budget is not None:
             self.epochs = BUDGET_EPOCHS  # the budget ends the run
+        continues = (
+            self.init_from is not None
+            and self.architecture in TRANSLATING_ARCHITECTURES
+            and self.task in TRANSLATION_TASKS
+        )
         for name, value in FIXED_SIZES.items():
-            if getattr(self, name) is None and self.task not in DATA_SIZED_TASKS:
+            if getattr(self, name) is not None or self.task in DATA_SIZED_TASKS:
+                continue
+            if not (continues and name in INIT_FROM_SIZES):  # else: the run's (init_from.py)
                 setattr(self, name, value)
         if self.dropout is None:
             # fresh examples of a rule: nothing to overfit (docs/performance.md)
@@ -147,13 +160,13 @@ class TrainConfig:
         if self.learning_rate is not None:
             hint = " Leave it None for the warm-up schedule."
             check_number("learning_rate", self.learning_rate, 0.0, open_minimum=True, hint=hint)
-        if self.init_from is not None and (
-            self.architecture != "encoder" or self.task not in SEQUENCE_TASKS
-        ):
+        fine_tunes = self.architecture == "encoder" and self.task in SEQUENCE_TASKS
+        if self.init_from is not None and not (fine_tunes or continues):
             raise ValueError(
-                "--init-from RUN_DIR fine-tunes a pre-trained encoder on a sequence "
-                "classification task: use it with --architecture encoder and --task reviews "
-                f"or imdb (received --architecture {self.architecture} --task {self.task})."
+                "--init-from RUN_DIR continues a translation run (--architecture "
+                "encoder-decoder or decoder-only) or fine-tunes a pre-trained encoder "
+                "(--architecture encoder --task reviews or imdb); received --architecture "
+                f"{self.architecture} --task {self.task}."
             )
         check_rate("label_smoothing", self.label_smoothing)
         if self.columns is not None:  # "2,2" fails here, before minutes of data work

@@ -10,7 +10,7 @@ import keras
 from keras_transformer import data
 from keras_transformer.choices import PRECISIONS
 from keras_transformer.data.sizing import PIECES_PER_WORD, corpus_stats
-from keras_transformer.training import distribute, planning, rundir
+from keras_transformer.training import distribute, init_from, planning, rundir
 from keras_transformer.training.callbacks import TimeBudget, kill_point
 from keras_transformer.training.config import BUDGET_EPOCHS, TrainConfig
 from keras_transformer.training.devices import resolve_precision, use_xla
@@ -44,9 +44,15 @@ def train(config: TrainConfig) -> dict:
     # the chief writes the run directory, other workers a temporary one.
     task = data.load_task(config.task, **config.task_options())
     rundir.check_splits(task)
+    init, init_record = None, {}
+    if config.init_from and recipe_name(config) in MEASURED_LENGTH:  # continue a translator
+        init = init_from.load_run(config)
+        config = dataclasses.replace(config, **init_from.inherited_sizes(config, init))
+        init_record = {"init_from": init.record}
     sized = size_from_data(config, task)
     config = dataclasses.replace(config, **sized)  # the plan, applied in the open
-    init = load_pretrained(config.init_from) if config.init_from else None
+    if config.init_from and init is None:
+        init = load_pretrained(config.init_from)
     keras.utils.set_random_seed(config.seed)
     precision = resolve_precision(config.mixed_precision)
     keras.mixed_precision.set_global_policy(PRECISIONS[precision])
@@ -79,7 +85,7 @@ def train(config: TrainConfig) -> dict:
         config, run_dir, jit_compile_resolved=xla, mixed_precision_resolved=precision,
         num_replicas=replicas, sized_from_data=_recorded(sized, config),
         planned_steps=None if schedule is None else schedule.total_steps, **recipe.config_extra,
-        **_budget_epochs(config),
+        **_budget_epochs(config), **init_record,
     )  # fmt: skip
     fit = fit_run(model, recipe.train_ds, recipe.val_ds, run_dir=run_dir, epochs=config.epochs,
                   early_stopping_patience=config.early_stopping_patience,
