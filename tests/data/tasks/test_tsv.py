@@ -166,3 +166,23 @@ def test_two_sources_are_too_few_and_the_error_says_how_many_are_needed(tmp_path
     path = _write(tmp_path, "a\tb\nc\td\n")
     with pytest.raises(ValueError, match="at least 3 distinct sources"):
         tsv_task(path=path)
+
+
+def test_a_100k_line_anki_file_loads_splits_and_learns_with_one_note(tmp_path, caplog):
+    from keras_transformer.data import WordPieceTokenizer
+
+    words = ["red", "house", "small", "dog", "river", "station", "book", "green", "cold", "tea"]
+    lines = [
+        f"The {words[i % 10]} {words[i // 10 % 10]} number {i}.\tEl {words[i // 100 % 10]} "
+        f"número {i}.\tCC-BY 2.0 (France) Attribution: tatoeba.org #{i} (someone)"
+        for i in range(100_000)
+    ]
+    path = _write(tmp_path, "\n".join(lines) + "\n", name="spa.txt")
+    with caplog.at_level("INFO", logger="keras_transformer"):
+        task = tsv_task(path=path)
+    assert (len(task.train), len(task.validation), len(task.test)) == (80_000, 10_000, 10_000)
+    assert [r.getMessage() for r in caplog.records] == [
+        "spa.txt: 3 columns; using 1 (source) and 2 (target); --columns picks others"
+    ]
+    tokenizer = WordPieceTokenizer.learn([t for _, t in task.train[:20_000]], 1000)
+    assert tokenizer.vocab_size > 100
