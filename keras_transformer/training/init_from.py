@@ -65,7 +65,12 @@ def load_run(config) -> TranslationRun:
         old = json.loads(raw)
     except (OSError, ValueError) as error:
         raise ValueError(f"cannot read {files['config.json']}: {error}".splitlines()[0]) from None
-    architecture = old.get("architecture", "encoder-decoder")
+    if "objective" in old or "architecture" not in old:  # a pretrain run: fine-tuning only
+        raise ValueError(
+            f"--init-from {path} is not a translation run (a pretrain run fine-tunes an encoder: "
+            "--architecture encoder --task reviews or imdb); pass a train run's --out directory."
+        )
+    architecture = old["architecture"]
     if architecture != config.architecture:
         raise ValueError(
             f"--init-from {path} is an {architecture} run; it cannot start --architecture "
