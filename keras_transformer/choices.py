@@ -21,13 +21,13 @@ SEQUENCE_TASKS: tuple[str, ...] = ("imdb", "reviews")
 GENERATED_TASKS: tuple[str, ...] = ("numbers", "copy", "reverse", "sort", "recall")
 """Tasks drawn from a rule: fresh examples, nothing to overfit, trained without dropout."""
 
-TRANSLATION_TASKS: tuple[str, ...] = (*GENERATED_TASKS, "tsv", "ted_hrlr_pt_en")
+TRANSLATION_TASKS: tuple[str, ...] = (*GENERATED_TASKS, "tsv", "spa_eng", "ted_hrlr_pt_en")
 """Pair tasks: translated by an encoder-decoder, learnt as "source [SEP] target" by a decoder."""
 
 TASKS: tuple[str, ...] = (*TRANSLATION_TASKS, *TOKEN_TASKS, *SEQUENCE_TASKS)
 """Every task `train --task` accepts."""
 
-DATA_SIZED_TASKS: tuple[str, ...] = ("tsv",)
+DATA_SIZED_TASKS: tuple[str, ...] = ("tsv", "spa_eng")
 """Tasks whose sizes left unset are chosen from the corpus (`training.planning`)."""
 
 PRECISIONS: dict[str | None, str] = {

@@ -33,6 +33,17 @@ def register(sub) -> None:
     p.add_argument("--data", help="tab-separated parallel file for --task tsv")
     p.add_argument("--skip-malformed", action="store_true",
                    help="--task tsv: leave out malformed lines (with a warning) instead of failing")
+    p.add_argument("--columns", metavar="S,T",
+                   help="--task tsv or spa_eng: the 1-based columns of source and target; 2,1 "
+                   "swaps the direction, extra columns (Anki's attribution) are ignored "
+                   "(default: 1,2)")
+    p.add_argument("--validation-data", metavar="FILE",
+                   help="--task tsv: validation pairs (same format as --data) instead of a split "
+                   "of --data (default: 10%% of --data's sources)")
+    p.add_argument("--test-data", metavar="FILE",
+                   help="--task tsv: test pairs instead of a split of --data; with "
+                   "--validation-data too, all of --data trains (default: 10%% of --data's "
+                   "sources)")
     p.add_argument("--num-train", type=int, help="training pairs (task default)")
     p.add_argument("--num-validation", type=int, help="validation pairs")
     p.add_argument("--num-test", type=int, help="test pairs")

@@ -9,9 +9,11 @@ are in docs/performance.md ("Sizing a run from its corpus").
 `8000 * sqrt(words / 700_000)` pieces (`words` counts both sides), rounded to 500 and kept in
 [1000, 32000]: smaller vocabularies for less data (Sennrich & Zhang, 2019).
 
-**Length** (`choose_max_length`): the 99th percentile of words per sentence on the longer side,
-times `PIECES_PER_WORD`, plus `[START]`/`[END]`, rounded up to 8 and kept in [16, 256]; longer
-pairs are trimmed.
+**Length** (`max_length_from_tokens`): once the vocabularies are learnt, the measured pieces
+of the training pairs decide: the smallest length, rounded up to 8 and kept in [16, 256], that
+frames both sides (`[START]`/`[END]` included) of all but `MAX_TRUNCATED` (1 %) of the pairs.
+Before that (a plan, or a run without tokenizers), `choose_max_length` estimates it from words:
+the 99th percentile of words per sentence on the longer side, times `PIECES_PER_WORD`, plus 2.
 
 Example:
 
@@ -31,6 +33,10 @@ from typing import NamedTuple
 
 PIECES_PER_WORD = 1.5
 """WordPiece pieces per word assumed when sizing lengths and paces (docs/performance.md)."""
+
+
+MAX_TRUNCATED = 0.01
+"""`max_length_from_tokens` truncates at most this share of the training pairs."""
 
 
 class CorpusStats(NamedTuple):
@@ -131,3 +137,35 @@ def choose_max_length(stats: CorpusStats) -> int:
 def target_tokens(stats: CorpusStats) -> float:
     """Target tokens of the corpus: 1.5 pieces per word, plus one `[END]` per pair."""
     return stats.target_words * PIECES_PER_WORD + stats.num_pairs  # + [END]
+
+
+def max_length_from_tokens(
+    source_lengths: Sequence[int], target_lengths: Sequence[int], *,
+    max_truncated: float = MAX_TRUNCATED,
+) -> int:  # fmt: skip
+    """Tokens per framed sequence so that at most `max_truncated` of the pairs are cut.
+
+    Args:
+        source_lengths: pieces of each training source (without `[START]`/`[END]`).
+        target_lengths: pieces of each training target, in the same order.
+        max_truncated: share of pairs (source or target too long) allowed to be cut.
+
+    Returns:
+        A multiple of 8 in [16, 256] (the cap may cut more pairs).
+
+    >>> max_length_from_tokens([3] * 99 + [40], [20] * 99 + [5])  # one pair in 100 is cut
+    24
+    >>> max_length_from_tokens([3] * 98 + [40] * 2, [5] * 100)
+    48
+    """
+    if len(source_lengths) != len(target_lengths) or not len(source_lengths):
+        raise ValueError(
+            f"source_lengths ({len(source_lengths)}) and target_lengths ({len(target_lengths)}) "
+            "must be non-empty and of one length: the pieces of each training pair"
+        )
+    framed = sorted(
+        max(int(s), int(t)) + 2 for s, t in zip(source_lengths, target_lengths, strict=True)
+    )
+    kept = math.ceil((1 - max_truncated) * len(framed) - 1e-9)  # pairs that must fit
+    needed = framed[max(kept, 1) - 1]
+    return int(min(256, max(16, 8 * math.ceil(needed / 8))))

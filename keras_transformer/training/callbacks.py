@@ -16,6 +16,9 @@ from keras_transformer._validation import check_positive_int, parse_duration
 from keras_transformer.training.schedule import BudgetSchedule
 
 logger = logging.getLogger(__name__)
+progress_logger = logging.getLogger("keras_transformer.progress")
+"""`TimeBudget`'s one line per epoch, shown by default (INFO), in place of Keras's progress bar."""
+progress_logger.setLevel(logging.INFO)
 
 KILL_AT = "KERAS_TRANSFORMER_TEST_KILL_AT"  # test hook only: names where `kill_point` kills
 
@@ -162,17 +165,23 @@ class TimeBudget(keras.callbacks.Callback):
     """Stops `fit` when a time budget is spent and shapes a `BudgetSchedule` to it.
 
     Checked after every batch (validation still runs); every `update_every` batches and epoch
-    end, `total_steps` becomes `steps_done * budget / elapsed`.
+    end, `total_steps` becomes `steps_done * budget / elapsed`. With `progress=True` each epoch
+    ends with one line on the `keras_transformer.progress` logger (INFO, shown by default):
+    `epoch 3: 42 s of 60 s (18 s left), loss 1.234, val_loss 1.456` — a budget run reports
+    time, not `Epoch 3/1000` (run `fit` with `verbose=0`).
 
     Args:
         budget_seconds: float > 0, or a duration string such as `"10m"`.
         clock: `"wall"` (time.perf_counter) or `"process"` (CPU time: fair on a shared machine).
         schedule: an optional `BudgetSchedule` to keep shaped to the budget.
         update_every: batches between two re-estimates of `total_steps`.
+        progress: log one line per epoch with the time used and left.
 
     Attributes:
         elapsed: seconds used so far (after training: in total).
-        stopped_step: the optimizer step the budget stopped at, or None.
+        stopped_step: the optimizer step the budget stopped at (inside an epoch or at its end),
+            or None when training ended before the budget.
+        stopped: whether the budget ended training.
 
     Example:
     >>> schedule = BudgetSchedule(1e-3, warmup_steps=10, total_steps=100)
@@ -182,7 +191,7 @@ class TimeBudget(keras.callbacks.Callback):
 
     def __init__(
         self, budget_seconds: float | str, *, clock: str = "wall",
-        schedule: BudgetSchedule | None = None, update_every: int = 20,
+        schedule: BudgetSchedule | None = None, update_every: int = 20, progress: bool = False,
     ) -> None:  # fmt: skip
         super().__init__()
         self.budget_seconds = parse_duration(budget_seconds)
@@ -195,6 +204,7 @@ class TimeBudget(keras.callbacks.Callback):
             )
         self.clock, self.schedule, self._now = clock, schedule, _CLOCKS[clock]
         self.update_every = check_positive_int("update_every", update_every)
+        self.progress = bool(progress)
         self._start, self._first_step, self.elapsed, self.stopped_step = None, 0, 0.0, None
 
     def _steps_done(self) -> int:
@@ -221,12 +231,29 @@ class TimeBudget(keras.callbacks.Callback):
             if self.stopped_step is None:
                 self.stopped_step = self._first_step + self._steps_done()
 
+    @property
+    def stopped(self) -> bool:
+        """Whether the budget ended training."""
+        return self.stopped_step is not None
+
     def on_epoch_end(self, epoch, logs=None):
         self.elapsed = self._now() - self._start
         if self.elapsed >= self.budget_seconds:
             self.model.stop_training = True
+            if self.stopped_step is None:  # the budget ran out with the epoch's last batch
+                self.stopped_step = self._first_step + self._steps_done()
         elif self.stopped_step is None:
             self._reshape()
+        if self.progress:
+            left = max(0.0, self.budget_seconds - self.elapsed)
+            values = "".join(
+                f", {name} {float(value):.4g}" for name, value in sorted((logs or {}).items())
+                if name in ("loss", "val_loss", "masked_accuracy", "val_masked_accuracy")
+            )  # fmt: skip
+            progress_logger.info(
+                "epoch %d: %.0f s of %.0f s (%.0f s left)%s",
+                epoch + 1, self.elapsed, self.budget_seconds, left, values,
+            )  # fmt: skip
 
     def on_train_end(self, logs=None):
         self.elapsed = self._now() - self._start

@@ -20,6 +20,7 @@ from keras_transformer.choices import (
     PRECISIONS,
     SEQUENCE_TASKS,
     TOKEN_TASKS,
+    TRANSLATING_ARCHITECTURES,
     TRANSLATION_TASKS,
 )
 from keras_transformer.models.config import TransformerConfig
@@ -39,6 +40,11 @@ FIXED_SIZES: dict[str, int] = dict(epochs=12, max_length=48, vocab_size=2000) | 
     n: getattr(TransformerConfig(), n) for n in ("num_layers", "d_model", "num_heads", "dff")
 }
 """Sizes of the other tasks' unset flags; the model's are `TransformerConfig`'s defaults."""
+
+INIT_FROM_SIZES: tuple[str, ...] = (
+    "num_layers", "d_model", "num_heads", "dff", "max_length", "vocab_size",
+)  # fmt: skip
+"""Sizes a translation run started `--init-from` another takes from it (given ones must match)."""
 
 BUDGET_EPOCHS = 1000
 """The epoch cap of a `--time-budget` run: the budget, not the epochs, ends it."""
@@ -118,14 +124,24 @@ class TrainConfig:
     init_from: str | None = None
     freeze_embeddings: bool = False
     skip_malformed: bool = False
+    columns: str | None = None  # --task tsv / spa_eng: 1-based source,target columns ("2,1")
+    validation_data: str | None = None  # a validation file instead of a split of --data
+    test_data: str | None = None  # a test file instead of a split of --data
 
     def __post_init__(self):
         if self.time_budget is not None:
             self.time_budget = parse_duration(self.time_budget)
         if self.epochs is None and self.time_budget is not None:
             self.epochs = BUDGET_EPOCHS  # the budget ends the run
+        continues = (
+            self.init_from is not None
+            and self.architecture in TRANSLATING_ARCHITECTURES
+            and self.task in TRANSLATION_TASKS
+        )
         for name, value in FIXED_SIZES.items():
-            if getattr(self, name) is None and self.task not in DATA_SIZED_TASKS:
+            if getattr(self, name) is not None or self.task in DATA_SIZED_TASKS:
+                continue
+            if not (continues and name in INIT_FROM_SIZES):  # else: the run's (init_from.py)
                 setattr(self, name, value)
         if self.dropout is None:
             # fresh examples of a rule: nothing to overfit (docs/performance.md)
@@ -144,15 +160,19 @@ class TrainConfig:
         if self.learning_rate is not None:
             hint = " Leave it None for the warm-up schedule."
             check_number("learning_rate", self.learning_rate, 0.0, open_minimum=True, hint=hint)
-        if self.init_from is not None and (
-            self.architecture != "encoder" or self.task not in SEQUENCE_TASKS
-        ):
+        fine_tunes = self.architecture == "encoder" and self.task in SEQUENCE_TASKS
+        if self.init_from is not None and not (fine_tunes or continues):
             raise ValueError(
-                "--init-from RUN_DIR fine-tunes a pre-trained encoder on a sequence "
-                "classification task: use it with --architecture encoder and --task reviews "
-                f"or imdb (received --architecture {self.architecture} --task {self.task})."
+                "--init-from RUN_DIR continues a translation run (--architecture "
+                "encoder-decoder or decoder-only) or fine-tunes a pre-trained encoder "
+                "(--architecture encoder --task reviews or imdb); received --architecture "
+                f"{self.architecture} --task {self.task}."
             )
         check_rate("label_smoothing", self.label_smoothing)
+        if self.columns is not None:  # "2,2" fails here, before minutes of data work
+            from keras_transformer.data.tasks.tsv import parse_columns
+
+            parse_columns(self.columns)
         if self.architecture != "encoder-decoder" and (
             self.strategy != "none" or self.mixed_precision not in (None, "auto")
         ):
@@ -208,9 +228,24 @@ class TrainConfig:
         if self.task == "tsv":
             if not self.data:
                 raise ValueError("task 'tsv' needs --data PATH to a tab-separated file.")
-            options.update(path=self.data, on_error="skip" if self.skip_malformed else "raise")
-        elif self.data:
-            raise ValueError(f"--data is only read by --task tsv; task {self.task!r} ignores it.")
+            options.update(path=self.data, validation_path=self.validation_data,
+                           test_path=self.test_data)  # fmt: skip
+        else:
+            for flag, value in (("data", self.data), ("validation_data", self.validation_data),
+                                ("test_data", self.test_data)):  # fmt: skip
+                if value:
+                    flag = flag.replace("_", "-")
+                    raise ValueError(
+                        f"--{flag} is only read by --task tsv; task {self.task!r} ignores it."
+                    )
+        if "on_error" in accepted:
+            options["on_error"] = "skip" if self.skip_malformed else "raise"
+        if self.columns is not None:
+            if "columns" not in accepted:
+                raise ValueError(
+                    f"--columns is read by --task tsv and spa_eng; task {self.task!r} ignores it."
+                )
+            options["columns"] = self.columns
         for name in ("num_train", "num_validation", "num_test"):
             if getattr(self, name) is not None:
                 if name not in accepted:

@@ -76,7 +76,7 @@ def best_logged(history_csv: str, column: str) -> float | None:
 
 def fit_run(model: keras.Model, train_ds, val_ds, *, run_dir: str, epochs: int,
             early_stopping_patience: int, tensorboard: bool = True,
-            callbacks: list | None = None) -> FitResult:  # fmt: skip
+            callbacks: list | None = None, verbose: int | None = None) -> FitResult:  # fmt: skip
     """Fits `model` (compiled) with the run directory's callbacks; see the module docstring.
 
     Args:
@@ -88,6 +88,8 @@ def fit_run(model: keras.Model, train_ds, val_ds, *, run_dir: str, epochs: int,
         early_stopping_patience: epochs without a lower `val_loss` before stopping.
         tensorboard: write TensorBoard logs under `<run_dir>/logs`.
         callbacks: more callbacks, run after the run directory's (e.g. `budget.TimeBudget`).
+        verbose: `model.fit`'s; None: a progress bar on a terminal, else one line per epoch
+            (0 when a `TimeBudget(progress=True)` reports instead).
 
     Returns:
         A `FitResult`. The model holds the best weights.
@@ -113,7 +115,7 @@ def fit_run(model: keras.Model, train_ds, val_ds, *, run_dir: str, epochs: int,
     history = model.fit(
         train_ds, validation_data=val_ds, epochs=epochs, callbacks=callbacks,
         shuffle=False,  # the tf.data pipelines shuffle themselves
-        verbose=1 if sys.stdout.isatty() else 2,  # a progress bar on a terminal, else a line
+        verbose=(1 if sys.stdout.isatty() else 2) if verbose is None else verbose,
     )  # fmt: skip
     seconds, losses = time.perf_counter() - start, history.history.get("loss", [])
     if diverged := any(not math.isfinite(v) for v in losses):

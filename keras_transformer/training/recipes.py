@@ -19,7 +19,7 @@ import sacrebleu
 import tensorflow as tf
 
 from keras_transformer import data, models
-from keras_transformer.choices import SEQUENCE_TASKS, TOKEN_TASKS
+from keras_transformer.choices import DATA_SIZED_TASKS, SEQUENCE_TASKS, TOKEN_TASKS
 from keras_transformer.data.batching.classification import (
     array_dataset,
     classification_dataset,
@@ -27,6 +27,7 @@ from keras_transformer.data.batching.classification import (
 )
 from keras_transformer.data.batching.contrastive import pair_dataset
 from keras_transformer.data.batching.prefix import prefix_dataset
+from keras_transformer.data.sizing import max_length_from_tokens
 from keras_transformer.data.tasks import it_referent
 from keras_transformer.data.text.normalize import normalize_text
 from keras_transformer.inference import SentenceEncoder, Translator, retrieval_accuracy
@@ -36,6 +37,8 @@ from keras_transformer.plots import plot_attention
 from keras_transformer.training import attention_maps
 from keras_transformer.training.datasets import (
     check_full_batch,
+    report_truncated,
+    token_lengths,
     warn_if_truncated,
     with_known_length,
 )
@@ -59,6 +62,8 @@ class Recipe:
         loss, metrics: of `compile` (None: the package's masked loss and accuracy).
         learning_rate: a constant rate (None: the config's).
         plot: `(model, plots_dir) -> None`, figures besides the curves.
+        sizes: config fields the recipe chose from its tokenized data (`max_length` from the
+            measured pieces, the `vocab_size` learnt), applied to the run's config.
     """
 
     build: Callable[[], keras.Model]
@@ -71,6 +76,7 @@ class Recipe:
     metrics: list | None = None
     learning_rate: float | None = None
     plot: Callable[[keras.Model, str], None] | None = None
+    sizes: dict = dataclasses.field(default_factory=dict)
 
 
 def translation_metrics(model, test_ds, test_pairs, translate, tokens_per_epoch, fit) -> dict:
@@ -93,12 +99,54 @@ def translation_metrics(model, test_ds, test_pairs, translate, tokens_per_epoch,
     }
 
 
+def learn_vocabulary(config, texts: list[str], side: str) -> data.WordPieceTokenizer:
+    """A WordPiece vocabulary of `config.vocab_size`; on a data-sized task (tsv), a learner that
+    falls short tries again with rare pieces and one line says why the size is smaller."""
+    fill = config.task in DATA_SIZED_TASKS
+    tokenizer = data.WordPieceTokenizer.learn(texts, config.vocab_size, fill=fill)
+    if fill and tokenizer.vocab_size < 0.95 * config.vocab_size:
+        logger.warning(
+            "%s: the corpus has only %d distinct pieces; vocabulary %d instead of %d",
+            side, tokenizer.vocab_size, tokenizer.vocab_size, config.vocab_size,
+        )  # fmt: skip
+    return tokenizer
+
+
+def fit_length(config, task: data.Task, tokenizers: dict) -> tuple[int, dict, dict]:
+    """`max_length` (given, or chosen from the measured pieces of the training pairs: at most
+    1 % of them cut), the sizes chosen, and pieces per word of each side (config.json)."""
+    texts = {"source": [s for s, _ in task.train], "target": [t for _, t in task.train]}
+    lengths = {side: token_lengths(texts[side], tokenizers[side]) for side in texts}
+    chosen = config.max_length is None
+    sizes = {}
+    if chosen:
+        sizes["max_length"] = max_length_from_tokens(lengths["source"], lengths["target"])
+    max_length = sizes.get("max_length", config.max_length)
+    for side in texts:
+        report_truncated(lengths[side], max_length, side=side, chosen=chosen)
+    words = {side: sum(len(text.split()) for text in texts[side]) for side in texts}
+    per_word = {side: round(float(lengths[side].sum()) / max(1, words[side]), 3) for side in texts}
+    real = max(tokenizer.vocab_size for tokenizer in tokenizers.values())
+    if config.vocab_size is not None and real < config.vocab_size:  # config.json tells the truth
+        sizes["vocab_size"] = real
+    return (
+        max_length,
+        sizes,
+        {"pieces_per_word": per_word, "vocab_size_requested": config.vocab_size},
+    )
+
+
 def translation(config, task: data.Task, init=None) -> Recipe:
-    """The paper's encoder-decoder; evaluated with `Translator`, the path `translate` serves."""
-    source = data.WordPieceTokenizer.learn([s for s, _ in task.train], config.vocab_size)
-    target = data.WordPieceTokenizer.learn([t for _, t in task.train], config.vocab_size)
-    for side, tokenizer in ((0, source), (1, target)):
-        warn_if_truncated([pair[side] for pair in task.train], tokenizer, config.max_length)
+    """The paper's encoder-decoder; evaluated with `Translator`, the path `translate` serves.
+
+    `init` (`init_from.load_run`): the tokenizers and weights of a translation run to continue."""
+    if init is not None:
+        source, target = init.tokenizers["source"], init.tokenizers["target"]
+    else:
+        source = learn_vocabulary(config, [s for s, _ in task.train], "source")
+        target = learn_vocabulary(config, [t for _, t in task.train], "target")
+    max_length, sizes, measured = fit_length(config, task, {"source": source, "target": target})
+    config = dataclasses.replace(config, max_length=max_length)
 
     def dataset(pairs, training, drop_remainder=None):
         return data.make_dataset(
@@ -127,25 +175,41 @@ def translation(config, task: data.Task, init=None) -> Recipe:
         plot_attention(**found._asdict(), path=os.path.join(plots_dir, "cross_attention.png"))
 
     vocab_sizes = {"source_vocab_size": source.vocab_size, "target_vocab_size": target.vocab_size}
+
+    def build():
+        model = models.build_transformer(**vocab_sizes, config=config.model)
+        if init is not None:
+            init.load_weights(model)
+        return model
+
     return Recipe(
-        build=lambda: models.build_transformer(**vocab_sizes, config=config.model),
+        build=build,
         train_ds=train_ds, val_ds=with_known_length(dataset(task.validation, False))[0],
         tokenizers={"source": source, "target": target}, evaluate=evaluate, plot=plot,
-        config_extra=vocab_sizes,
+        config_extra={**vocab_sizes, **measured}, sizes=sizes,
     )  # fmt: skip
 
 
 def _joint_tokenizer(config, task: data.Task, why: str = ""):
     """One WordPiece vocabulary over both sides of the training pairs (which must fill a batch)."""
     texts = [s for s, _ in task.train] + [t for _, t in task.train]
-    tokenizer = data.WordPieceTokenizer.learn(texts, config.vocab_size)
+    tokenizer = learn_vocabulary(config, texts, "joint")
     check_full_batch(len(task.train) >= config.batch_size, config, why)
     return tokenizer
 
 
 def prefix(config, task: data.Task, init=None) -> Recipe:
-    """A language model continuing `[START] source [SEP]` with the target."""
-    tokenizer = _joint_tokenizer(config, task)
+    """A language model continuing `[START] source [SEP]` with the target; `init`: a decoder-only
+    run to continue."""
+    if init is not None:
+        tokenizer = init.tokenizers["joint"]
+        check_full_batch(len(task.train) >= config.batch_size, config)
+    else:
+        tokenizer = _joint_tokenizer(config, task)
+    max_length, chosen, measured = fit_length(
+        config, task, {"source": tokenizer, "target": tokenizer}
+    )
+    config = dataclasses.replace(config, max_length=max_length)
     sizes = dataclasses.replace(config.model, max_length=2 * config.max_length)  # source+target
 
     def dataset(pairs, training):
@@ -161,13 +225,21 @@ def prefix(config, task: data.Task, init=None) -> Recipe:
         test_ds = with_known_length(dataset(task.test, False))[0]  # else Keras warns
         return translation_metrics(model, test_ds, task.test, translate, tokens_per_epoch, fit)
 
+    def build():
+        model = models.build_language_model(tokenizer.vocab_size, config=sizes)
+        if init is not None:
+            init.load_weights(model)
+        return model
+
     return Recipe(
-        build=lambda: models.build_language_model(tokenizer.vocab_size, config=sizes),
+        build=build,
         train_ds=train_ds, val_ds=dataset(task.validation, False),
         tokenizers={"joint": tokenizer}, evaluate=evaluate,
         config_extra={
-            "joint_vocab_size": tokenizer.vocab_size, "sequence_length": sizes.max_length
+            "joint_vocab_size": tokenizer.vocab_size, "sequence_length": sizes.max_length,
+            **measured,
         },
+        sizes=chosen,
     )  # fmt: skip
 
 

@@ -9,10 +9,10 @@ import keras
 
 from keras_transformer import data
 from keras_transformer.choices import PRECISIONS
-from keras_transformer.data.sizing import corpus_stats
-from keras_transformer.training import distribute, planning, rundir
+from keras_transformer.data.sizing import PIECES_PER_WORD, corpus_stats
+from keras_transformer.training import distribute, init_from, planning, rundir
 from keras_transformer.training.callbacks import TimeBudget, kill_point
-from keras_transformer.training.config import TrainConfig
+from keras_transformer.training.config import BUDGET_EPOCHS, TrainConfig
 from keras_transformer.training.devices import resolve_precision, use_xla
 from keras_transformer.training.fitting import compile_model, fit_run
 from keras_transformer.training.pretraining import load_pretrained
@@ -21,6 +21,9 @@ from keras_transformer.training.rundir import plot_run_curves
 from keras_transformer.training.schedule import BudgetSchedule
 
 logger = logging.getLogger(__name__)
+
+MEASURED_LENGTH = ("translation", "prefix")
+"""Recipes that choose `max_length` from their tokenized training pairs (`recipes.fit_length`)."""
 
 __all__ = ["train"]
 
@@ -41,9 +44,15 @@ def train(config: TrainConfig) -> dict:
     # the chief writes the run directory, other workers a temporary one.
     task = data.load_task(config.task, **config.task_options())
     rundir.check_splits(task)
+    init, init_record = None, {}
+    if config.init_from and recipe_name(config) in MEASURED_LENGTH:  # continue a translator
+        init = init_from.load_run(config)
+        config = dataclasses.replace(config, **init_from.inherited_sizes(config, init))
+        init_record = {"init_from": init.record}
     sized = size_from_data(config, task)
     config = dataclasses.replace(config, **sized)  # the plan, applied in the open
-    init = load_pretrained(config.init_from) if config.init_from else None
+    if config.init_from and init is None:
+        init = load_pretrained(config.init_from)
     keras.utils.set_random_seed(config.seed)
     precision = resolve_precision(config.mixed_precision)
     keras.mixed_precision.set_global_policy(PRECISIONS[precision])
@@ -52,17 +61,21 @@ def train(config: TrainConfig) -> dict:
                 len(task.validation), len(task.test))  # fmt: skip
     # The recipe learns the vocabularies and batches in memory: bad settings fail before any file.
     recipe = RECIPES[recipe_name(config)](config, task, init)
+    if recipe.sizes:  # max_length from the measured pieces, the vocabulary size learnt
+        logger.info("sized from the tokenized training pairs: %s", recipe.sizes)
+        config, sized = dataclasses.replace(config, **recipe.sizes), {**sized, **recipe.sizes}
     rundir.check_not_finished(config.run_dir, config.overwrite)
     run_dir = rundir.make_run_dir(distribute.write_dir(config.run_dir, strategy))
     for name, tokenizer in recipe.tokenizers.items():
         tokenizer.save(os.path.join(run_dir, "tokenizers", name))
     schedule, callbacks = None, []
     if config.planned_schedule and recipe.learning_rate is None:
-        plan = planning.plan_schedule(config, *_pace_inputs(config, task, recipe.train_ds))
+        pace = _pace_inputs(config, task, recipe.train_ds, recipe.config_extra)
+        plan = planning.plan_schedule(config, *pace)
         config = dataclasses.replace(config, warmup_steps=plan.warmup_steps)  # to config.json
         schedule = BudgetSchedule(*plan)
-        if config.time_budget is not None:
-            callbacks.append(TimeBudget(config.time_budget, schedule=schedule))
+    if config.time_budget is not None:  # one line per epoch: time used and left, not "Epoch 3/1000"
+        callbacks.append(TimeBudget(config.time_budget, schedule=schedule, progress=True))
     with strategy.scope():  # variables mirrored on every replica
         model = recipe.build()
         optimizer = compile_model(model, config, xla, loss=recipe.loss, metrics=recipe.metrics,
@@ -70,19 +83,20 @@ def train(config: TrainConfig) -> dict:
     distribute.prepare_for_strategy(model, recipe.train_ds.element_spec)
     rundir.write_config(
         config, run_dir, jit_compile_resolved=xla, mixed_precision_resolved=precision,
-        num_replicas=replicas, sized_from_data=sized,
+        num_replicas=replicas, sized_from_data=_recorded(sized, config),
         planned_steps=None if schedule is None else schedule.total_steps, **recipe.config_extra,
+        **_budget_epochs(config), **init_record,
     )  # fmt: skip
     fit = fit_run(model, recipe.train_ds, recipe.val_ds, run_dir=run_dir, epochs=config.epochs,
                   early_stopping_patience=config.early_stopping_patience,
-                  callbacks=callbacks)  # fmt: skip
+                  callbacks=callbacks, verbose=0 if callbacks else None)  # fmt: skip
     model.save(os.path.join(run_dir, "model.keras"))
     kill_point("before_plots")  # test hook (callbacks.kill_point): no-op unless set
     metrics = {"architecture": config.architecture, **recipe.evaluate(model, fit),
                **fit.metrics(model), "num_test": len(task.test)}  # fmt: skip
     if config.time_budget is not None:
         metrics["time_budget_seconds"] = config.time_budget
-        metrics["stopped_by_time_budget"] = callbacks[0].stopped_step is not None
+        metrics["stopped_by_time_budget"] = callbacks[0].stopped
     steps = int(optimizer.iterations.numpy())
     plot_run_curves(run_dir, config, steps, schedule=recipe.learning_rate or schedule)
     if recipe.plot is not None:
@@ -96,6 +110,18 @@ def train(config: TrainConfig) -> dict:
     return metrics
 
 
+def _budget_epochs(config: TrainConfig) -> dict:
+    """config.json entries of a budget run: no `"epochs": 1000` (the cap is not a plan)."""
+    if config.time_budget is None or config.epochs != BUDGET_EPOCHS:
+        return {}
+    return {"epochs": None}
+
+
+def _recorded(sized: dict, config: TrainConfig) -> dict:
+    """The sizes chosen from the data, without a budget run's epoch cap."""
+    return {k: v for k, v in sized.items() if k != "epochs" or not _budget_epochs(config)}
+
+
 def size_from_data(config: TrainConfig, task) -> dict:
     """The sizes `config` leaves to the data, planned from the corpus (`planning.plan_training`)."""
     if not config.sized_by_data:
@@ -103,15 +129,18 @@ def size_from_data(config: TrainConfig, task) -> dict:
     stats, budget = corpus_stats(task.train), config.time_budget
     plan = planning.plan_training(stats, budget_seconds=budget, batch_size=config.batch_size)
     chosen = config.unset_sizes(plan)
+    if recipe_name(config) in MEASURED_LENGTH:  # chosen from the learnt pieces instead
+        chosen.pop("max_length", None)
     chosen_text = ", ".join(f"{name} {value}" for name, value in chosen.items())
     logger.info("sized from the %d training pairs: %s", len(task.train), chosen_text)
     return chosen
 
 
-def _pace_inputs(config: TrainConfig, task, train_ds) -> tuple[int, float]:
-    """Steps per epoch and target tokens per batch (1.5 pieces per word, + [END])."""
+def _pace_inputs(config: TrainConfig, task, train_ds, extra: dict) -> tuple[int, float]:
+    """Steps per epoch and target tokens per batch (measured pieces per word, else 1.5; + [END])."""
     pairs = [pair for pair in task.train if isinstance(pair[1], str)]
     words = sum(len(target.split()) for _, target in pairs) / max(1, len(pairs))
-    tokens = config.batch_size * min(config.max_length, 1.5 * words + 1)
+    per_word = extra.get("pieces_per_word", {}).get("target", PIECES_PER_WORD)
+    tokens = config.batch_size * min(config.max_length, per_word * words + 1)
     steps = int(train_ds.cardinality())
     return (steps if steps > 0 else max(1, len(task.train) // config.batch_size)), tokens

@@ -140,3 +140,25 @@ def test_time_budget_uses_process_time_for_the_process_clock():
 def test_time_budget_rejects_bad_arguments(kwargs, match):
     with pytest.raises((ValueError, TypeError), match=match):
         TimeBudget(**kwargs)
+
+
+def test_a_budget_spent_at_an_epoch_end_says_it_stopped_training(monkeypatch):
+    # 5 batches an epoch, one second each: the 5th batch ends the epoch at 5 s, and the
+    # epoch-end read (6 s) is the first past a 5.5 s budget; before, stopped_step stayed None.
+    callback = TimeBudget(5.5, clock="wall")
+    monkeypatch.setattr(callback, "_now", FakeClock())
+    model, history = _tiny_fit(callback, batches=5, epochs=3)
+    assert len(history.history["loss"]) == 1
+    assert callback.stopped and callback.stopped_step == 5
+
+
+def test_time_budget_reports_time_per_epoch_not_epoch_counts(monkeypatch, caplog):
+    callback = TimeBudget(100, clock="wall", progress=True)
+    monkeypatch.setattr(callback, "_now", FakeClock())
+    with caplog.at_level("INFO", logger="keras_transformer.progress"):
+        _tiny_fit(callback, batches=5, epochs=2)
+    lines = [r.getMessage() for r in caplog.records if r.name == "keras_transformer.progress"]
+    # clock reads: start 1, batches 2..6, epoch end 7 -> 6 s; then 8..12, 13 -> 12 s
+    assert lines[0].startswith("epoch 1: 6 s of 100 s (94 s left), loss ")
+    assert lines[1].startswith("epoch 2: 12 s of 100 s (88 s left), loss ")
+    assert not callback.stopped

@@ -91,7 +91,7 @@ def test_bad_input_is_one_line(pretrained, tmp_path, capsys):
         (["train", "--task", "reviews", "--architecture", "encoder", "--init-from",
           str(tmp_path), "--out", str(tmp_path / "c")], "is not a finished pre-training run"),
         (["train", "--task", "numbers", "--init-from", str(pretrained), "--out",
-          str(tmp_path / "d")], "--init-from RUN_DIR fine-tunes a pre-trained encoder"),
+          str(tmp_path / "d")], "is not a translation run (a pretrain run fine-tunes"),
         (["train", "--task", "reviews", "--architecture", "encoder", "--learning-rate", "0",
           "--out", str(tmp_path / "e")], "--learning-rate: 0 is outside"),
     ]  # fmt: skip

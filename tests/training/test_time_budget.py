@@ -35,8 +35,11 @@ def test_sizes_left_out_come_from_the_data_and_given_ones_win(pairs_tsv, tmp_pat
     chosen = config["sized_from_data"]
     assert set(chosen) == {"vocab_size", "max_length"}  # the rest was given
     assert (config["d_model"], config["num_layers"], config["epochs"]) == (32, 1, 2)
-    # 600 short pairs: the smallest vocabulary and length of the rules
-    assert chosen == {"vocab_size": 1000, "max_length": 16}
+    # 600 short pairs of few words: the smallest length of the rules; the vocabulary the
+    # corpus has (under the smallest rule, 1000), recorded as learnt
+    assert chosen["max_length"] == 16 == config["max_length"]
+    assert chosen["vocab_size"] == max(config["source_vocab_size"], config["target_vocab_size"])
+    assert chosen["vocab_size"] < config["vocab_size_requested"] == 1000
     assert config["warmup_steps"] >= 10  # 8 % of 2 epochs' steps, at least 10
     optimizer = keras.models.load_model(out / "model.keras").optimizer
     schedule = optimizer._learning_rate
@@ -47,13 +50,22 @@ def test_sizes_left_out_come_from_the_data_and_given_ones_win(pairs_tsv, tmp_pat
     assert (out / "plots" / "learning_rate.png").stat().st_size > 0
 
 
-def test_a_time_budget_stops_training_and_keeps_the_best_checkpoint(pairs_tsv, tmp_path):
+def test_a_time_budget_stops_training_and_keeps_the_best_checkpoint(
+    pairs_tsv, tmp_path, capsys, caplog
+):
     out = tmp_path / "run"
     argv = ["train", "--task", "tsv", "--data", str(pairs_tsv), "--out", str(out),
             "--time-budget", "8s", "--jit-compile", "off", "--batch-size", "16"]  # fmt: skip
-    assert main(argv) == 0
+    with caplog.at_level("INFO", logger="keras_transformer.progress"):
+        assert main(argv) == 0
     config, metrics = run_files(out)
-    assert config["time_budget"] == 8.0 and config["epochs"] == 1000
+    # the budget, not an epoch cap of 1000, is what the run was asked to do
+    assert config["time_budget"] == 8.0 and config["epochs"] is None
+    assert "epochs" not in config["sized_from_data"]
+    assert "Epoch 1/" not in capsys.readouterr().out  # time, not epochs, is reported
+    progress = [r.getMessage() for r in caplog.records if r.name == "keras_transformer.progress"]
+    assert len(progress) == metrics["epochs_run"]
+    assert progress[0].startswith("epoch 1: ") and " of 8 s (" in progress[0]
     assert set(config["sized_from_data"]) >= {"num_layers", "d_model", "vocab_size"}
     assert metrics["time_budget_seconds"] == 8.0
     assert metrics["stopped_by_time_budget"] is True

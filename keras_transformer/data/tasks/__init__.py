@@ -10,6 +10,7 @@ Every loader returns a `Task` (`task.py`): train, validation and test pairs of s
 | `"sort"`           | symbol sequence -> sorted                                  |
 | `"recall"`         | symbol sequence -> the symbol `distance` from the end      |
 | `"tsv"`            | a user's `source<TAB>target` file (`tsv.py`)               |
+| `"spa_eng"`        | Anki/Tatoeba English -> Spanish, downloaded on request (`spa_eng.py`) |
 | `"ted_hrlr_pt_en"` | TED Portuguese -> English via tensorflow-datasets (`ted.py`) |
 | `"it-referent"`    | the course's "it" sentences -> the noun "it" refers to (`it_referent.py`) |
 | `"imdb"`           | IMDB reviews -> positive / negative via keras.datasets (`imdb.py`) |
@@ -27,6 +28,7 @@ from keras_transformer.data.tasks.imdb import imdb_task
 from keras_transformer.data.tasks.it_referent import it_referent_task
 from keras_transformer.data.tasks.numbers import numbers_task
 from keras_transformer.data.tasks.reviews import reviews_task
+from keras_transformer.data.tasks.spa_eng import spa_eng_task
 from keras_transformer.data.tasks.synthetic import copy_task, recall_task, reverse_task, sort_task
 from keras_transformer.data.tasks.task import Task
 from keras_transformer.data.tasks.ted import ted_hrlr_pt_en_task
@@ -39,6 +41,7 @@ _LOADERS: dict[str, Callable[..., Task]] = {
     "sort": sort_task,
     "recall": recall_task,
     "tsv": tsv_task,
+    "spa_eng": spa_eng_task,
     "ted_hrlr_pt_en": ted_hrlr_pt_en_task,
     "it-referent": it_referent_task,
     "imdb": imdb_task,
@@ -72,7 +75,7 @@ def load_task(name: str, **options: Any) -> Task:
 
     Args:
         name: one of `TASKS`: `"numbers"`, `"copy"`, `"reverse"`, `"sort"`,
-            `"recall"`, `"tsv"`, `"ted_hrlr_pt_en"`, `"it-referent"`, `"imdb"`, `"reviews"`.
+            `"recall"`, `"tsv"`, `"spa_eng"`, `"ted_hrlr_pt_en"`, `"it-referent"`, `"imdb"`, `"reviews"`.
         **options: the keyword arguments of that task's loader
             (`numbers_task`, `copy_task`, ..., see `task_options(name)`).
 

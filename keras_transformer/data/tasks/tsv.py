@@ -1,22 +1,29 @@
 """The "tsv" task: a user's parallel corpus, one `source<TAB>target` pair per line.
 
 The file must be UTF-8 (a leading byte-order mark is accepted). Blank lines are
-ignored. A line is malformed when it is not valid UTF-8, does not have exactly
-two tab-separated fields, or has an empty side; with `on_error="raise"` (the
-default) every malformed line number is reported in one `ValueError`, with
-`on_error="skip"` they are left out and a `UserWarning` gives their count and the
-first line numbers. Each side is normalised as every tokenizer input is
+ignored. Lines may hold more than two tab-separated columns, as the Anki/Tatoeba files
+do (`spa.txt`: English, Spanish, attribution): `columns=(1, 2)` (1-based, the default)
+takes the first two as source and target, `columns=(2, 1)` swaps the direction, and one
+note line (a logged warning) says which columns were used. A line is malformed when it
+is not valid UTF-8, has fewer columns than `columns` needs, or has an empty side; with
+`on_error="raise"` (the default) one `ValueError` gives their count and the first ten
+line numbers, with `on_error="skip"` they are left out and a `UserWarning` says the same.
+Each side is normalised as every tokenizer input is
 (`keras_transformer.data.text.normalize.normalize_text`: NFC, every run of Unicode
 whitespace one ASCII space, stripped). Lines may end in CRLF.
 
 The pairs are split by *distinct source sentence*: all pairs sharing a source
-land in the same split, so a test source never appears in training.
+land in the same split, so a test source never appears in training. A validation or
+test file (`validation_path`, `test_path`) replaces that split of `path`.
 """
 
 from __future__ import annotations
 
+import collections
+import logging
 import os
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -25,17 +32,41 @@ from keras_transformer.data._checks import check_seed
 from keras_transformer.data.tasks.task import Task
 from keras_transformer.data.text.normalize import normalize_text
 
+logger = logging.getLogger(__name__)
+
 _SHOWN_LINES = 10
 _SMALL_CORPUS = 100  # fewer distinct sources than this: warn that the splits are tiny
 
 
-def read_tsv(path: str | os.PathLike, *, on_error: str = "raise") -> list[tuple[str, str]]:
+def parse_columns(columns: str | Sequence[int]) -> tuple[int, int]:
+    """`(source, target)` 1-based column numbers from `"2,1"` or `(2, 1)`.
+
+    >>> parse_columns("2,1"), parse_columns((1, 3))
+    ((2, 1), (1, 3))
+    """
+    text = columns if isinstance(columns, str) else ",".join(map(str, columns))
+    parts = [part.strip() for part in text.split(",")]
+    if len(parts) != 2 or not all(part.isdigit() and int(part) >= 1 for part in parts):
+        raise ValueError(
+            f"columns={text!r} must be two 1-based column numbers, source then target, "
+            "e.g. --columns 1,2 (or 2,1 to swap the direction)"
+        )
+    source, target = int(parts[0]), int(parts[1])
+    if source == target:
+        raise ValueError(f"columns={text!r} names column {source} twice; e.g. --columns 1,2")
+    return source, target
+
+
+def read_tsv(
+    path: str | os.PathLike, *, on_error: str = "raise", columns: str | Sequence[int] = (1, 2)
+) -> list[tuple[str, str]]:
     """Reads `(source, target)` pairs from a UTF-8 tab-separated file.
 
     Args:
-        path: the file, one `source<TAB>target` per line.
-        on_error: `"raise"` to fail on malformed lines (all their numbers are
-            listed), `"skip"` to leave them out with a warning.
+        path: the file, one `source<TAB>target` per line (more columns allowed).
+        on_error: `"raise"` to fail on malformed lines (their count and the
+            first line numbers), `"skip"` to leave them out with a warning.
+        columns: the 1-based columns of source and target, e.g. `(2, 1)` or `"2,1"`.
 
     Returns:
         The pairs in file order.
@@ -47,9 +78,13 @@ def read_tsv(path: str | os.PathLike, *, on_error: str = "raise") -> list[tuple[
     >>> _ = path.write_text("one\\teins\\n\\ntwo\\tzwei\\n", encoding="utf-8")
     >>> read_tsv(path)
     [('one', 'eins'), ('two', 'zwei')]
+    >>> read_tsv(path, columns="2,1")
+    [('eins', 'one'), ('zwei', 'two')]
     """
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error={on_error!r} must be 'raise' or 'skip'")
+    source_column, target_column = parse_columns(columns)
+    needed = max(source_column, target_column)
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(
@@ -68,6 +103,7 @@ def read_tsv(path: str | os.PathLike, *, on_error: str = "raise") -> list[tuple[
 
     pairs: list[tuple[str, str]] = []
     malformed: list[tuple[int, str]] = []
+    widths: collections.Counter = collections.Counter()  # columns per valid line
     lines = data.split(b"\n")
     for number, raw in enumerate(lines, start=1):
         if raw.endswith(b"\r"):
@@ -82,26 +118,26 @@ def read_tsv(path: str | os.PathLike, *, on_error: str = "raise") -> list[tuple[
         if not line.strip():
             continue
         fields = line.split("\t")
-        if len(fields) != 2:
-            malformed.append((number, f"{len(fields)} tab-separated fields instead of 2"))
+        if len(fields) < needed:
+            malformed.append((number, f"{len(fields)} column{'s' * (len(fields) > 1)}"))
             continue
-        source, target = normalize_text(fields[0]), normalize_text(fields[1])
+        source = normalize_text(fields[source_column - 1])
+        target = normalize_text(fields[target_column - 1])
         if not source or not target:
             malformed.append((number, "empty source" if not source else "empty target"))
             continue
+        widths[len(fields)] += 1
         pairs.append((source, target))
 
     if malformed:
         shown = ", ".join(f"{n} ({why})" for n, why in malformed[:_SHOWN_LINES])
         more = f" and {len(malformed) - _SHOWN_LINES} more" if len(malformed) > _SHOWN_LINES else ""
-        numbers = [n for n, _ in malformed]
         if on_error == "raise":
             raise ValueError(
                 f"path={path!r} has {len(malformed)} malformed line(s): {shown}{more}. Each "
-                "line must be 'source<TAB>target' with both sides non-empty, in UTF-8; fix "
-                "them, or leave them out with on_error='skip' (command line: --skip-malformed). "
-                "Line numbers: "
-                f"{numbers}"
+                f"line needs {needed} tab-separated columns (source in column {source_column}, "
+                f"target in column {target_column}), both non-empty, in UTF-8; fix them, pick "
+                "other columns (--columns), or leave them out (--skip-malformed)."
             )
         warnings.warn(
             f"skipped {len(malformed)} malformed line(s) of path={path!r}: {shown}{more}",
@@ -113,43 +149,17 @@ def read_tsv(path: str | os.PathLike, *, on_error: str = "raise") -> list[tuple[
             f"path={path!r} holds no valid 'source<TAB>target' pairs; check the file's "
             "contents and that the separator is a tab"
         )
+    if max(widths) > 2 or (source_column, target_column) != (1, 2):
+        width = widths.most_common(1)[0][0]
+        logger.warning(
+            "%s: %d columns; using %d (source) and %d (target); --columns picks others",
+            os.path.basename(path), width, source_column, target_column,
+        )  # fmt: skip
     return pairs
 
 
-def tsv_task(
-    *,
-    path: str | os.PathLike,
-    on_error: str = "raise",
-    validation_fraction: float = 0.1,
-    test_fraction: float = 0.1,
-    seed: int = 0,
-    source_lang: str = "source",
-    target_lang: str = "target",
-) -> Task:
-    """A `Task` from a user's tab-separated parallel file.
-
-    Args:
-        path: the file, one `source<TAB>target` per line (see `read_tsv`).
-        on_error: `"raise"` or `"skip"` for malformed lines.
-        validation_fraction: share of distinct sources for validation.
-        test_fraction: share of distinct sources for test.
-        seed: seed of the shuffle that assigns sources to splits.
-        source_lang: label of the source side.
-        target_lang: label of the target side.
-
-    Returns:
-        A `Task`. Split sizes are rounded counts of distinct sources; training
-        keeps the rest and must not be empty.
-    """
-    check_rate("validation_fraction", validation_fraction)
-    check_rate("test_fraction", test_fraction)
-    if validation_fraction + test_fraction >= 1:
-        raise ValueError(
-            f"validation_fraction={validation_fraction} + test_fraction={test_fraction} "
-            "must be < 1 so that training keeps some pairs"
-        )
-    check_seed(seed)
-    pairs = read_tsv(path, on_error=on_error)
+def _split(pairs, validation_fraction, test_fraction, seed, path):
+    """(train, validation, test) pairs, split by distinct source (see the module docstring)."""
     groups: dict[str, list[tuple[str, str]]] = {}
     for pair in pairs:
         groups.setdefault(pair[0], []).append(pair)
@@ -171,7 +181,7 @@ def tsv_task(
             f"{len(sources) - num_test - num_validation} train, {num_validation} validation, "
             f"{num_test} test; scores on so few pairs mean little",
             UserWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
     test_ids = order[:num_test]
     validation_ids = order[num_test : num_test + num_validation]
@@ -180,12 +190,70 @@ def tsv_task(
     def collect(ids: list[int]) -> list[tuple[str, str]]:
         return [pair for i in ids for pair in groups[sources[i]]]
 
+    return collect(train_ids), collect(validation_ids), collect(test_ids)
+
+
+def tsv_task(
+    *,
+    path: str | os.PathLike,
+    on_error: str = "raise",
+    columns: str | Sequence[int] = (1, 2),
+    validation_path: str | os.PathLike | None = None,
+    test_path: str | os.PathLike | None = None,
+    validation_fraction: float = 0.1,
+    test_fraction: float = 0.1,
+    seed: int = 0,
+    source_lang: str = "source",
+    target_lang: str = "target",
+) -> Task:
+    """A `Task` from a user's tab-separated parallel file.
+
+    Args:
+        path: the file, one `source<TAB>target` per line (see `read_tsv`).
+        on_error: `"raise"` or `"skip"` for malformed lines.
+        columns: 1-based source and target columns of every file (`"2,1"` swaps).
+        validation_path: a file of validation pairs (same format) instead of a
+            split of `path`.
+        test_path: a file of test pairs instead of a split of `path`. With both
+            files, all of `path` trains.
+        validation_fraction: share of distinct sources for validation (unless
+            `validation_path`).
+        test_fraction: share of distinct sources for test (unless `test_path`).
+        seed: seed of the shuffle that assigns sources to splits.
+        source_lang: label of the source side.
+        target_lang: label of the target side.
+
+    Returns:
+        A `Task`. Split sizes are rounded counts of distinct sources; training
+        keeps the rest and must not be empty.
+    """
+    check_rate("validation_fraction", validation_fraction)
+    check_rate("test_fraction", test_fraction)
+    if validation_path is not None:
+        validation_fraction = 0.0
+    if test_path is not None:
+        test_fraction = 0.0
+    if validation_fraction + test_fraction >= 1:
+        raise ValueError(
+            f"validation_fraction={validation_fraction} + test_fraction={test_fraction} "
+            "must be < 1 so that training keeps some pairs"
+        )
+    check_seed(seed)
+    pairs = read_tsv(path, on_error=on_error, columns=columns)
+    train, validation, test = _split(pairs, validation_fraction, test_fraction, seed, path)
+    files = {"path": os.fspath(path)}
+    if validation_path is not None:
+        validation = read_tsv(validation_path, on_error=on_error, columns=columns)
+        files["validation_path"] = os.fspath(validation_path)
+    if test_path is not None:
+        test = read_tsv(test_path, on_error=on_error, columns=columns)
+        files["test_path"] = os.fspath(test_path)
     return Task(
         name="tsv",
         source_lang=source_lang,
         target_lang=target_lang,
-        train=collect(train_ids),
-        validation=collect(validation_ids),
-        test=collect(test_ids),
-        info={"path": os.fspath(path), "seed": seed, "num_pairs": len(pairs)},
+        train=train,
+        validation=validation,
+        test=test,
+        info={**files, "seed": seed, "num_pairs": len(pairs), "columns": parse_columns(columns)},
     )

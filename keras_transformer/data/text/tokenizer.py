@@ -205,6 +205,7 @@ class WordPieceTokenizer(tf.Module):
         max_word_length: int = 32,
         num_iterations: int = 4,
         max_bytes_per_word: int = 200,
+        fill: bool = False,
     ) -> WordPieceTokenizer:
         """Learns a WordPiece vocabulary from training text.
 
@@ -221,10 +222,23 @@ class WordPieceTokenizer(tf.Module):
                 the learner's cost grows with the cube of word length.
             num_iterations: refinement iterations of the learner.
             max_bytes_per_word: see the class docstring.
+            fill: when the learner stops more than 5% short of `vocab_size` (a small
+                corpus has few pieces seen `lower_thresh` times), learn again keeping
+                pieces seen once: the vocabulary then holds every piece the corpus
+                offers, up to `vocab_size` (compare `vocab_size` to see if it fell short).
 
         Returns:
             A `WordPieceTokenizer`.
         """
+        if fill:
+            options = dict(max_word_length=max_word_length, num_iterations=num_iterations,
+                           max_bytes_per_word=max_bytes_per_word)  # fmt: skip
+            texts = list(texts)
+            first = cls.learn(texts, vocab_size, lower_thresh=lower_thresh, **options)
+            if first.vocab_size >= 0.95 * vocab_size or lower_thresh == 1:
+                return first
+            second = cls.learn(texts, vocab_size, lower_thresh=1, **options)
+            return second if second.vocab_size > first.vocab_size else first
         texts = list(texts)
         check_positive_int("vocab_size", vocab_size)
         if vocab_size <= len(RESERVED_TOKENS):

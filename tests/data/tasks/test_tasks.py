@@ -7,7 +7,8 @@ from keras_transformer.data.tasks import TASKS, load_task, task_options
 
 def test_task_names():
     assert TASKS == (
-        "numbers", "copy", "reverse", "sort", "recall", "tsv", "ted_hrlr_pt_en", "it-referent", "imdb", "reviews",
+        "numbers", "copy", "reverse", "sort", "recall", "tsv", "spa_eng", "ted_hrlr_pt_en", "it-referent",
+        "imdb", "reviews",
     )  # fmt: skip
 
 

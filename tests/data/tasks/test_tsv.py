@@ -21,21 +21,76 @@ def test_reads_pairs_keeping_text_and_ignoring_blank_lines(tmp_path):
 
 
 def test_malformed_lines_raise_with_their_line_numbers(tmp_path):
-    text = "a\tb\nc\td\nonly one field\nx\ty\n\tempty source\nz\tw\tthree\ne\tf\n"
+    text = "a\tb\nc\td\nonly one field\nx\ty\n\tempty source\nz\t \tthree\ne\tf\n"
     path = _write(tmp_path, text)
     with pytest.raises(ValueError, match=r"3 malformed") as error:
         read_tsv(path, on_error="raise")
     message = str(error.value)
-    assert "[3, 5, 6]" in message and "on_error='skip'" in message
+    assert "3 (1 column), 5 (empty source), 6 (empty target)" in message
+    assert "--skip-malformed" in message and "--columns" in message
     assert str(path) in message
 
 
 def test_skip_mode_warns_with_count_and_line_numbers(tmp_path):
-    text = "a\tb\nc\td\nonly one field\nx\ty\n\tempty source\nz\tw\tthree\ne\tf\n"
+    text = "a\tb\nc\td\nonly one field\nx\ty\n\tempty source\nz\t \tthree\ne\tf\n"
     path = _write(tmp_path, text)
     with pytest.warns(UserWarning, match=r"skipped 3 malformed line\(s\).*3 \(.*5 \(.*6 \("):
         pairs = read_tsv(path, on_error="skip")
     assert pairs == [("a", "b"), ("c", "d"), ("x", "y"), ("e", "f")]
+
+
+def test_a_file_of_malformed_lines_fails_with_one_short_line(tmp_path):
+    # the old error appended every line number: 700 KB for the 101,660 lines of spa.txt
+    path = _write(tmp_path, "".join(f"sentence {i} without a tab\n" for i in range(50_000)))
+    with pytest.raises(ValueError) as error:
+        read_tsv(path)
+    message = str(error.value)
+    assert "\n" not in message and len(message) < 600, message
+    assert "50000 malformed line(s): 1 (1 column), 2 (1 column)" in message
+    assert "10 (1 column) and 49990 more" in message and "11 (" not in message
+
+
+def test_anki_layout_uses_the_first_two_columns_with_one_note(tmp_path, caplog):
+    lines = [
+        f"Go {i}.\tVe {i}.\tCC-BY 2.0 (France) Attribution: tatoeba.org #{i}" for i in range(5)
+    ]
+    path = _write(tmp_path, "\n".join(lines) + "\n", name="spa.txt")
+    with caplog.at_level("WARNING", logger="keras_transformer"):
+        pairs = read_tsv(path)
+    assert pairs[:2] == [("Go 0.", "Ve 0."), ("Go 1.", "Ve 1.")]
+    notes = [r.getMessage() for r in caplog.records]
+    assert notes == ["spa.txt: 3 columns; using 1 (source) and 2 (target); --columns picks others"]
+
+
+def test_columns_pick_and_swap_sides_and_bad_columns_are_one_line(tmp_path, caplog):
+    path = _write(tmp_path, "one\teins\tattribution\ntwo\tzwei\tattribution\n")
+    assert read_tsv(path, columns="2,1") == [("eins", "one"), ("zwei", "two")]
+    assert read_tsv(path, columns=(3, 1))[0] == ("attribution", "one")
+    with pytest.raises(ValueError, match=r"4 malformed.*1 \(3 columns\)"):
+        read_tsv(_write(tmp_path, "a\tb\tc\n" * 4, name="x.tsv"), columns="1,4")
+    for bad in ("2,2", "0,1", "1", "a,b", "1,2,3"):
+        with pytest.raises(ValueError, match=f"columns='{bad}'"):
+            read_tsv(path, columns=bad)
+
+
+def test_a_two_column_file_gives_no_note(tmp_path, caplog):
+    path = _write(tmp_path, "one\teins\ntwo\tzwei\n")
+    with caplog.at_level("INFO", logger="keras_transformer"):
+        read_tsv(path)
+    assert not caplog.records
+
+
+def test_validation_and_test_files_replace_their_splits(tmp_path):
+    path = _write(tmp_path, "".join(f"s{i}\tt{i}\n" for i in range(200)))
+    validation = _write(tmp_path, "v1\tw1\nv2\tw2\n", name="valid.tsv")
+    test = _write(tmp_path, "x1\ty1\tnote\n", name="test.tsv")
+    both = tsv_task(path=path, validation_path=validation, test_path=test)
+    assert len(both.train) == 200  # all of --data trains
+    assert both.validation == [("v1", "w1"), ("v2", "w2")] and both.test == [("x1", "y1")]
+    only_test = tsv_task(path=path, test_path=test, validation_fraction=0.1)
+    assert (len(only_test.train), len(only_test.validation)) == (180, 20)
+    assert only_test.test == [("x1", "y1")]
+    assert not {s for s, _ in only_test.validation} & {s for s, _ in only_test.train}
 
 
 def test_invalid_utf8_line_is_malformed(tmp_path):
@@ -111,3 +166,23 @@ def test_two_sources_are_too_few_and_the_error_says_how_many_are_needed(tmp_path
     path = _write(tmp_path, "a\tb\nc\td\n")
     with pytest.raises(ValueError, match="at least 3 distinct sources"):
         tsv_task(path=path)
+
+
+def test_a_100k_line_anki_file_loads_splits_and_learns_with_one_note(tmp_path, caplog):
+    from keras_transformer.data import WordPieceTokenizer
+
+    words = ["red", "house", "small", "dog", "river", "station", "book", "green", "cold", "tea"]
+    lines = [
+        f"The {words[i % 10]} {words[i // 10 % 10]} number {i}.\tEl {words[i // 100 % 10]} "
+        f"número {i}.\tCC-BY 2.0 (France) Attribution: tatoeba.org #{i} (someone)"
+        for i in range(100_000)
+    ]
+    path = _write(tmp_path, "\n".join(lines) + "\n", name="spa.txt")
+    with caplog.at_level("INFO", logger="keras_transformer"):
+        task = tsv_task(path=path)
+    assert (len(task.train), len(task.validation), len(task.test)) == (80_000, 10_000, 10_000)
+    assert [r.getMessage() for r in caplog.records] == [
+        "spa.txt: 3 columns; using 1 (source) and 2 (target); --columns picks others"
+    ]
+    tokenizer = WordPieceTokenizer.learn([t for _, t in task.train[:20_000]], 1000)
+    assert tokenizer.vocab_size > 100

@@ -1,0 +1,69 @@
+"""A 300-pair corpus: max_length from the learnt pieces (<= 1 % cut), truthful vocabulary, labelled
+warnings (issue 26 item 2)."""
+
+import json
+import logging
+import random
+
+import numpy as np
+
+from keras_transformer.cli import main
+from keras_transformer.data import WordPieceTokenizer
+from keras_transformer.data.tasks.tsv import read_tsv
+
+SUBJECTS = [("I", "yo"), ("my brother", "mi hermano"), ("the old teacher", "el viejo profesor"),
+            ("our neighbours", "nuestros vecinos"), ("Maria", "María"), ("you", "tú")]  # fmt: skip
+VERBS = [("see", "veo"), ("want", "quiero"), ("painted", "pintó"), ("remember", "recuerdo"),
+         ("would like to describe", "quisiera describir"), ("found", "encontró")]  # fmt: skip
+OBJECTS = [("the red house", "la casa roja"), ("a small dog", "un perro pequeño"),
+           ("the station", "la estación"), ("three interesting books", "tres libros interesantes"),
+           ("the unbelievably complicated instructions", "las instrucciones increíblemente "
+            "complicadas")]  # fmt: skip
+TAILS = [("today", "hoy"), ("yesterday afternoon", "ayer por la tarde"), ("again", "otra vez"),
+         ("near the crowded market", "cerca del mercado abarrotado"), ("with friends", "con amigos"),
+         ("every summer", "cada verano"), ("unfortunately", "desafortunadamente")]  # fmt: skip
+
+
+def small_corpus(path, num_pairs=300, seed=0):
+    """English -> Spanish pairs from templates, 3 to ~25 words: a generated 300-pair user file."""
+    rng = random.Random(seed)
+    lines = set()
+    while len(lines) < num_pairs:
+        parts = [rng.choice(SUBJECTS), rng.choice(VERBS), rng.choice(OBJECTS)]
+        parts += rng.sample(TAILS, rng.choice([0, 0, 1, 1, 2, 3, 5]))
+        number = rng.randrange(1000)  # distinct pairs, one rare word each
+        lines.add(" ".join(e for e, _ in parts) + f" {number}.\t" + " ".join(s for _, s in parts)
+                  + f" {number}.")  # fmt: skip
+    path.write_text("\n".join(sorted(lines)) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_300_pair_file_is_sized_from_its_pieces(tmp_path, caplog):
+    data, out = small_corpus(tmp_path / "pairs.tsv"), tmp_path / "run"
+    argv = ["train", "--task", "tsv", "--data", str(data), "--out", str(out), "--epochs", "1",
+            "--num-layers", "1", "--d-model", "16", "--num-heads", "2", "--dff", "32",
+            "--jit-compile", "off"]  # fmt: skip
+    with caplog.at_level(logging.INFO, logger="keras_transformer"):
+        assert main(argv) == 0
+    config = json.loads((out / "config.json").read_text())
+    max_length = config["max_length"]
+    assert config["sized_from_data"]["max_length"] == max_length
+    # measured independently: the saved tokenizers on the training pairs
+    source = WordPieceTokenizer.load(out / "tokenizers" / "source")
+    target = WordPieceTokenizer.load(out / "tokenizers" / "target")
+    pairs = read_tsv(data)
+    lengths = [tok.tokenize([p[i] for p in pairs]).row_lengths().numpy()
+               for i, tok in ((0, source), (1, target))]  # fmt: skip
+    cut = np.maximum(*lengths) + 2 > max_length
+    assert cut.mean() <= 0.01 * 1.25  # <= 1 % of the training pairs (the file: ~1.25x them)
+    assert max_length < 256 and (np.maximum(*lengths) + 2 > max_length - 8).any()  # not loose
+    # the vocabulary recorded is the one learnt, and the shortfall was explained with its side
+    assert config["vocab_size"] == max(source.vocab_size, target.vocab_size)
+    assert config["vocab_size_requested"] == 1000 > config["vocab_size"]
+    assert (config["source_vocab_size"], config["target_vocab_size"]) == (
+        source.vocab_size, target.vocab_size)  # fmt: skip
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert warnings, "the shortfall of the vocabulary is said"
+    assert all(w.split(":")[0] in ("source", "target") for w in warnings), warnings
+    assert any("distinct pieces; vocabulary" in w and "instead of 1000" in w for w in warnings)
+    assert 0.9 < config["pieces_per_word"]["target"] < 1.6  # whole words, not 2.5 pieces a word
