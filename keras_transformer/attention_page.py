@@ -415,13 +415,15 @@ def inline_frame(page: str, *, height: int = 600) -> str:
 
     Example:
     >>> frame = inline_frame('<p title="x">a & b</p>', height=100)
-    >>> frame.startswith('<iframe srcdoc="&lt;p title=&quot;x&quot;&gt;a &amp; b')
+    >>> frame.startswith('<div class="kt-attention"><iframe srcdoc="&lt;p title=&quot;x&quot;&gt;a &amp; b')
     True
     """
     if not isinstance(height, int) or height <= 0:
         raise ValueError(f"height must be a positive number of pixels; received height={height!r}")
-    return (f'<iframe srcdoc="{html.escape(page, quote=True)}" title="attention explorer" '
-            f'style="width: 100%; height: {height}px; border: 1px solid #ddd;"></iframe>')  # fmt: skip
+    # In a <div>: IPython's HTML() warns "Consider using IPython.display.IFrame" at a bare iframe.
+    return (f'<div class="kt-attention"><iframe srcdoc="{html.escape(page, quote=True)}" '
+            f'title="attention explorer" '
+            f'style="width: 100%; height: {height}px; border: 1px solid #ddd;"></iframe></div>')  # fmt: skip
 
 
 def write_attention_page(

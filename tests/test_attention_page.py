@@ -149,7 +149,9 @@ def test_encoder_model_needs_its_tokenizer_and_encoder_layers(encoder_run):
 def test_inline_frame_holds_the_page_exactly(page):
     text = page.read_text(encoding="utf-8")
     frame = attention_page.inline_frame(text, height=300)
-    srcdoc = re.fullmatch(r'<iframe srcdoc="([^"]*)"[^>]*></iframe>', frame).group(1)
+    srcdoc = re.fullmatch(r'<div[^>]*><iframe srcdoc="([^"]*)"[^>]*></iframe></div>', frame).group(
+        1
+    )
     assert html.unescape(srcdoc) == text
     assert "<script" not in srcdoc  # escaped: nothing of the page runs in the outer document
     with pytest.raises(ValueError, match="height=0"):
