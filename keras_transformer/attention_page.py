@@ -6,6 +6,11 @@ layer and the head, and sees the weights between the tokens as a grid; hovering 
 query token highlights the keys it attends to. The page loads nothing from the network (inline
 script and style, system fonts). The state can be set in the URL: `page.html#kind=cross&layer=0&head=1`.
 
+The model can be a run directory (a translation run of `train`, an encoder run of `train
+--architecture encoder`, or a `pretrain` run), a `Translator` (a model trained in a notebook), or
+an encoder model with its tokenizer; an encoder has "encoder self" attention only.
+`inline_frame(page)` wraps a page in an `<iframe srcdoc=...>` for a notebook's output.
+
 The weights come from a probe: the same builder with `return_attention_scores=True`, given the
 trained model's weights (as `training.attention_maps` does for the plots).
 """
@@ -148,7 +153,9 @@ function draw() {
   Object.assign(document.body.dataset, {kind: kindSel.value, layer: layerSel.value, head: headSel.value});
   document.body.dataset.weights = w.map(r => r.map(v => v.toFixed(3)).join(",")).join(";");
   if (selectedQuery) highlight(...selectedQuery);
-  history.replaceState(null, "", `#kind=${encodeURIComponent(kindSel.value)}&layer=${layerSel.value}&head=${headSel.value}`);
+  try {  // inside an <iframe srcdoc> (a notebook's output) the URL may not be writable
+    history.replaceState(null, "", `#kind=${encodeURIComponent(kindSel.value)}&layer=${layerSel.value}&head=${headSel.value}`);
+  } catch (error) {}
 }
 function fromHash() {
   const params = new URLSearchParams(location.hash.slice(1));
@@ -233,11 +240,17 @@ def _model_sizes(model) -> tuple:
     return TransformerConfig(**sizes), shared
 
 
-def translation_attention(run_dir: str | os.PathLike, text: str) -> dict:
+def _check_text(text) -> None:
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"text must be a non-empty sentence; received text={text!r}")
+
+
+def translation_attention(run_dir, text: str) -> dict:
     """Translates `text` with the run's model (greedy) and reads every layer's attention.
 
     Args:
-        run_dir: the `--out` directory of `keras-transformer train` (an encoder-decoder run).
+        run_dir: the `--out` directory of `keras-transformer train` (an encoder-decoder run),
+            or a `kt.inference.Translator` (e.g. of a model trained in a notebook).
         text: one source sentence.
 
     Returns:
@@ -247,9 +260,8 @@ def translation_attention(run_dir: str | os.PathLike, text: str) -> dict:
     from keras_transformer import data, models
     from keras_transformer.inference import Translator
 
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"text must be a non-empty sentence to translate; received {text!r}")
-    translator = Translator.from_run_dir(run_dir)
+    _check_text(text)
+    translator = run_dir if isinstance(run_dir, Translator) else Translator.from_run_dir(run_dir)
     if not isinstance(translator, Translator):
         raise ValueError(f"{run_dir} holds a decoder-only model; the attention page needs an "
                          f"encoder-decoder run of 'keras-transformer train'")  # fmt: skip
@@ -283,18 +295,153 @@ def translation_attention(run_dir: str | os.PathLike, text: str) -> dict:
     return found
 
 
+def encoder_attention(model, tokenizer, text: str) -> dict:
+    """Every layer's self-attention of an encoder reading `text`.
+
+    Args:
+        model: a trained encoder-only model with `build_encoder`'s layer names
+            (`build_encoder`, `build_classifier`, `build_masked_language_model`,
+            `build_token_classifier(causal=False)`).
+        tokenizer: its `WordPieceTokenizer`.
+        text: one sentence.
+
+    Returns:
+        `attention_data(...)` with "encoder self" only (no translation, no target tokens).
+
+    Example:
+    >>> from keras_transformer import data, models
+    >>> tok = data.WordPieceTokenizer.learn(["a b c", "c b a"], vocab_size=30)
+    >>> model = models.build_classifier(tok.vocab_size, 2, num_layers=1, d_model=8,
+    ...                                 num_heads=2, dff=16, max_length=8)
+    >>> found = encoder_attention(model, tok, "a b")
+    >>> list(found["kinds"]), found["source"]
+    (['encoder self'], ['[START]', 'a', 'b', '[END]'])
+    """
+    from keras_transformer import data, models
+
+    _check_text(text)
+    names = {layer.name for layer in getattr(model, "layers", [])}
+    if not {"encoder_embedding", "encoder_layer_0"} <= names:
+        raise ValueError(f"model {getattr(model, 'name', model)!r} has no encoder_embedding and "
+                         f"encoder_layer_0 layers; pass an encoder-only model (build_encoder, "
+                         f"build_classifier, build_masked_language_model or "
+                         f"build_token_classifier(causal=False)), or a Translator for an "
+                         f"encoder-decoder model")  # fmt: skip
+    config, _ = _model_sizes(model)
+    vocab_size = model.get_layer("encoder_embedding").get_config()["vocab_size"]
+    probe = models.build_encoder(vocab_size, config=config, return_attention_scores=True)
+    models.transfer_weights(model, probe)  # embedding, every layer, the final norm if any
+    ids = np.asarray(data.encode_source([text], tokenizer, config.max_length))
+    ids = ids[:, : int(np.count_nonzero(ids))]
+    scores = probe(ids, training=False)
+    weights = [np.asarray(scores[f"encoder_layer_{i}_self_attention"][0])
+               for i in range(config.num_layers)]  # fmt: skip
+    return attention_data(_tokens(ids[0], tokenizer), [], {"encoder self": weights})
+
+
+def run_attention(run_dir: str | os.PathLike, text: str) -> dict:
+    """`attention_data` for a run directory: a translation run, or an encoder run / pre-training.
+
+    Args:
+        run_dir: the `--out` directory of `keras-transformer train` (encoder-decoder, or
+            `--architecture encoder`) or of `keras-transformer pretrain`.
+        text: one sentence.
+
+    Returns:
+        `translation_attention(...)` for a translation run, `encoder_attention(...)` for an
+        encoder.
+    """
+    import json
+
+    import keras
+
+    import keras_transformer
+    from keras_transformer.data import WordPieceTokenizer
+    from keras_transformer.runs import check_run_files
+
+    config_path = pathlib.Path(run_dir, "config.json")
+    config = {}
+    if config_path.is_file():
+        check_run_files(run_dir)  # a damaged config.json or model.keras says so
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+    if config.get("objective") is None and config.get("architecture") != "encoder":
+        return translation_attention(run_dir, text)
+    _check_text(text)
+    paths = [pathlib.Path(run_dir, "model.keras"), pathlib.Path(run_dir, "tokenizers", "source")]
+    if missing := [str(p) for p in paths if not p.exists()]:
+        raise FileNotFoundError(f"{run_dir} is not a finished encoder run: missing "
+                                f"{', '.join(missing)}; pass the --out directory of a finished "
+                                f"'keras-transformer train' or 'pretrain' run")  # fmt: skip
+    keras_transformer.register()
+    model = keras.models.load_model(paths[0], safe_mode=True, compile=False)
+    return encoder_attention(model, WordPieceTokenizer.load(paths[1]), text)
+
+
+def explorer_page(source, text: str, *, tokenizer=None) -> str:
+    """The explorer page (an HTML string) of a run directory, a `Translator` or an encoder.
+
+    Args:
+        source: a run directory (see `run_attention`), a `kt.inference.Translator`, or an
+            encoder-only model (then pass `tokenizer`).
+        text: one sentence.
+        tokenizer: the encoder's tokenizer (only with an encoder model).
+
+    Returns:
+        The page, as `render_page` writes it.
+    """
+    from keras_transformer.inference import Translator
+
+    if isinstance(source, Translator):
+        found = translation_attention(source, text)
+    elif isinstance(source, (str, os.PathLike)):
+        found = run_attention(source, text)
+    elif tokenizer is None:
+        raise ValueError(f"source={getattr(source, 'name', source)!r}: pass a run directory, a "
+                         f"Translator, or an encoder model with tokenizer=its tokenizer")  # fmt: skip
+    else:
+        found = encoder_attention(source, tokenizer, text)
+    if "translation" in found:
+        title = f"Attention: {text!r} -> {found['translation']!r}"
+    else:
+        title = f"Encoder self-attention: {text!r}"
+    return render_page(found, title)
+
+
+def inline_frame(page: str, *, height: int = 600) -> str:
+    """An `<iframe srcdoc=...>` holding `page` whole, for a notebook's output or a web page.
+
+    The page is escaped into the attribute (`&`, `<`, `>` and quotes), so the browser reads
+    back exactly `page`; nothing is loaded from a file or the network.
+
+    Example:
+    >>> frame = inline_frame('<p title="x">a & b</p>', height=100)
+    >>> frame.startswith('<div class="kt-attention"><iframe srcdoc="&lt;p title=&quot;x&quot;&gt;a &amp; b')
+    True
+    """
+    if not isinstance(height, int) or height <= 0:
+        raise ValueError(f"height must be a positive number of pixels; received height={height!r}")
+    # In a <div>: IPython's HTML() warns "Consider using IPython.display.IFrame" at a bare iframe.
+    return (f'<div class="kt-attention"><iframe srcdoc="{html.escape(page, quote=True)}" '
+            f'title="attention explorer" '
+            f'style="width: 100%; height: {height}px; border: 1px solid #ddd;"></iframe></div>')  # fmt: skip
+
+
 def write_attention_page(
-    run_dir: str | os.PathLike, text: str, path: str | os.PathLike
+    run_dir, text: str, path: str | os.PathLike, *, tokenizer=None
 ) -> pathlib.Path:
-    """Translates `text` with the run's model and writes the attention explorer to `path`.
+    """Reads the attention of `text` (translated, or encoded) and writes the explorer to `path`.
+
+    Args:
+        run_dir: a run directory, a `Translator` or an encoder model, as in `explorer_page`.
+        text: one sentence.
+        path: the HTML file to write (its folder must exist).
+        tokenizer: the encoder's tokenizer (only with an encoder model).
 
     Returns:
         The path written.
     """
-    found = translation_attention(run_dir, text)
-    title = f"Attention: {text!r} -> {found['translation']!r}"
     path = pathlib.Path(path)
     if path.parent and not path.parent.is_dir():
         raise ValueError(f"--out {path}: the folder {path.parent} does not exist; create it first")
-    path.write_text(render_page(found, title), encoding="utf-8")
+    path.write_text(explorer_page(run_dir, text, tokenizer=tokenizer), encoding="utf-8")
     return path

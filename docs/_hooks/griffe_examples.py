@@ -13,6 +13,7 @@ Only the text griffe renders is changed; the source files are not.
 
 from __future__ import annotations
 
+import ast
 import re
 
 import griffe
@@ -68,3 +69,39 @@ class ExampleSections(griffe.Extension):
     def on_object(self, *, obj: griffe.Object, **kwargs) -> None:
         if obj.docstring is not None:
             obj.docstring.value = indent_examples(join_wrapped_names(obj.docstring.value))
+
+
+class LazyExports(griffe.Extension):
+    """Documents the names a package loads on first use (PEP 562) as if it imported them.
+
+    `keras_transformer.models` maps each public name to the submodule that defines it in a
+    `_HOMES = {"name": "submodule", ...}` literal and imports it in `__getattr__`, so static
+    analysis sees no member; each name becomes an alias of `package.submodule.name`, exported.
+    """
+
+    def on_package(self, *, pkg: griffe.Module, **kwargs) -> None:
+        for module in [pkg, *_submodules(pkg)]:
+            self._add_aliases(module)
+
+    @staticmethod
+    def _add_aliases(module: griffe.Module) -> None:
+        homes = module.members.get("_HOMES")
+        if homes is None or not isinstance(homes, griffe.Attribute) or homes.value is None:
+            return
+        try:
+            mapping = ast.literal_eval(str(homes.value))
+        except (ValueError, SyntaxError):
+            return
+        if not isinstance(mapping, dict):
+            return
+        for name, home in mapping.items():
+            if name not in module.members:
+                target = f"{module.path}.{home}.{name}"
+                module.set_member(name, griffe.Alias(name, target, parent=module))
+        module.exports = sorted(mapping)
+
+
+def _submodules(module: griffe.Module):
+    for member in module.modules.values():
+        yield member
+        yield from _submodules(member)

@@ -2,6 +2,7 @@
 
 import functools
 import math
+import warnings
 
 import keras
 from keras import ops
@@ -47,7 +48,11 @@ def masked_softmax(scores, mask=None, zero_masked_rows=True):
     if scores.shape[-1] == 1:
         # One key (a first decoding step, a one-token source): the softmax is exactly 1, and
         # keras.ops.softmax would warn "softmax over axis -1 ... has size 1" at every such step.
-        weights = ops.ones_like(scores)
+        # The softmax stays (not ones_like, which TensorFlow folds into a constant): the traced
+        # graph keeps its chain scores -> weights, which analysis.measure_layer counts at T = 1.
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "You are using a softmax over axis", UserWarning)
+            weights = ops.softmax(scores, axis=-1)
     elif mask is None:
         return ops.softmax(scores, axis=-1)
     else:

@@ -3,6 +3,8 @@
 No assertion here depends on how fast this machine is.
 """
 
+import logging
+
 import numpy as np
 import pytest
 
@@ -14,6 +16,21 @@ def test_time_step_runs_every_kind():
     assert set(sweep) == {"self_attention", "lstm", "convolution"}
     assert all(len(v) == 2 and min(v) > 0 for v in sweep.values())
     assert time_step("gru", 4, 4, batch=2, repeats=2) > 0
+
+
+def test_sweep_does_not_make_tensorflow_warn_about_retracing():
+    """Tutorial 10's sweep printed "triggered tf.function retracing" (a function per call)."""
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logger = logging.getLogger("tensorflow")
+    logger.addHandler(handler)
+    try:
+        timing_sweep(("convolution",), [2, 3, 4, 5, 6, 7, 8], 4, repeats=1)
+    finally:
+        logger.removeHandler(handler)
+    retracing = [r.getMessage() for r in records if "retracing" in r.getMessage()]
+    assert not retracing, retracing[0]
 
 
 def test_fit_recovers_the_quadratic_crossover():
