@@ -11,7 +11,7 @@ from keras_transformer import data
 from keras_transformer.choices import PRECISIONS
 from keras_transformer.data.sizing import corpus_stats
 from keras_transformer.training import distribute, planning, rundir
-from keras_transformer.training.callbacks import TimeBudget, kill_point
+from keras_transformer.training.callbacks import TimeBudget, kill_point, set_stage
 from keras_transformer.training.config import TrainConfig
 from keras_transformer.training.devices import resolve_precision, use_xla
 from keras_transformer.training.fitting import compile_model, fit_run
@@ -29,9 +29,12 @@ def train(config: TrainConfig) -> dict:
     """Run one training job and write its run directory; returns `metrics.json`.
 
     Sizes and a warm-up left to the data are planned here (`training.planning`) and applied to
-    a copy of `config`: the caller's object is left as it was."""
-    if not config.overwrite:  # a finished run is refused at once; --overwrite clears it later
-        rundir.check_not_finished(config.run_dir, overwrite=False)
+    a copy of `config`: the caller's object is left as it was. The run directory is checked
+    first (`rundir.check_run_dir`: a file in the way, a finished run, an unfinished run with
+    other settings), before any data work; `--overwrite` clears it once the data is ready."""
+    rundir.check_run_dir(config, config.run_dir)
+    requested = rundir.requested_settings(config)
+    set_stage("setting up the devices")
     # First TensorFlow call: logical devices and collectives are fixed at start-up.
     strategy = distribute.make_strategy(config.strategy, config.cpu_devices)
     per_replica = distribute.check_global_batch(config.batch_size, strategy)
@@ -39,6 +42,8 @@ def train(config: TrainConfig) -> dict:
     logger.info("global batch %d = %d replica(s) x %d", config.batch_size, replicas, per_replica)
     # The data (and a pre-trained encoder) are read and checked before any file is made;
     # the chief writes the run directory, other workers a temporary one.
+    set_stage("loading the data")
+    kill_point("loading_data")  # test hook (callbacks.kill_point): no-op unless set
     task = data.load_task(config.task, **config.task_options())
     rundir.check_splits(task)
     sized = size_from_data(config, task)
@@ -51,9 +56,12 @@ def train(config: TrainConfig) -> dict:
     logger.info("task %s: %d train, %d validation, %d test examples", task.name, len(task.train),
                 len(task.validation), len(task.test))  # fmt: skip
     # The recipe learns the vocabularies and batches in memory: bad settings fail before any file.
+    set_stage("learning the vocabularies")
     recipe = RECIPES[recipe_name(config)](config, task, init)
-    rundir.check_not_finished(config.run_dir, config.overwrite)
+    if config.overwrite:
+        rundir.clear_run(config.run_dir)
     run_dir = rundir.make_run_dir(distribute.write_dir(config.run_dir, strategy))
+    rundir.update_state(run_dir, settings=requested)
     for name, tokenizer in recipe.tokenizers.items():
         tokenizer.save(os.path.join(run_dir, "tokenizers", name))
     schedule, callbacks = None, []
@@ -63,9 +71,11 @@ def train(config: TrainConfig) -> dict:
         schedule = BudgetSchedule(*plan)
         if config.time_budget is not None:
             callbacks.append(TimeBudget(config.time_budget, schedule=schedule))
+    set_stage("building the model")
+    kill_point("building_model")
     with strategy.scope():  # variables mirrored on every replica
         model = recipe.build()
-        optimizer = compile_model(model, config, xla, loss=recipe.loss, metrics=recipe.metrics,
+        compile_model(model, config, xla, loss=recipe.loss, metrics=recipe.metrics,
                                   learning_rate=recipe.learning_rate or schedule)  # fmt: skip
     distribute.prepare_for_strategy(model, recipe.train_ds.element_spec)
     rundir.write_config(
@@ -76,6 +86,7 @@ def train(config: TrainConfig) -> dict:
     fit = fit_run(model, recipe.train_ds, recipe.val_ds, run_dir=run_dir, epochs=config.epochs,
                   early_stopping_patience=config.early_stopping_patience,
                   callbacks=callbacks)  # fmt: skip
+    set_stage("saving and evaluating the model (training is done)")
     model.save(os.path.join(run_dir, "model.keras"))
     kill_point("before_plots")  # test hook (callbacks.kill_point): no-op unless set
     metrics = {"architecture": config.architecture, **recipe.evaluate(model, fit),
@@ -83,13 +94,15 @@ def train(config: TrainConfig) -> dict:
     if config.time_budget is not None:
         metrics["time_budget_seconds"] = config.time_budget
         metrics["stopped_by_time_budget"] = callbacks[0].stopped_step is not None
-    steps = int(optimizer.iterations.numpy())
-    plot_run_curves(run_dir, config, steps, schedule=recipe.learning_rate or schedule)
+    set_stage("drawing the plots (training is done)")
+    plot_run_curves(run_dir, config, fit.steps, schedule=recipe.learning_rate or schedule)
     if recipe.plot is not None:
         recipe.plot(model, os.path.join(run_dir, "plots"))
     # metrics.json marks a finished run: written last, so a run stopped before it is resumed.
     kill_point("before_metrics")
     rundir.write_json(os.path.join(run_dir, "metrics.json"), metrics)
+    rundir.finish_run(run_dir)
+    set_stage("done")
     keras.mixed_precision.set_global_policy("float32")
     if run_dir != config.run_dir:  # a non-chief worker: its files were only a copy
         shutil.rmtree(run_dir, ignore_errors=True)
