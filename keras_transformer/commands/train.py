@@ -147,7 +147,7 @@ def run_command(config_class, run, args, none_option: str, keys: tuple[str, ...]
         kept = (
             f" (its progress is kept in {config.run_dir})" if os.path.isdir(config.run_dir) else ""
         )
-        interrupt.resume_hint = f"during {current_stage()}; run the same command to resume{kept}"
+        interrupt.resume_hint = f"{current_stage()}; run the same command to resume{kept}"
         raise
     print(f"run directory: {config.run_dir}")
     for key in (key for key in keys if key in metrics):

@@ -34,12 +34,12 @@ def kill_point(name: str) -> None:
         time.sleep(1)  # the Python handler of SIGINT / SIGTERM runs here
 
 
-_STAGE = ["starting"]
+_STAGE = ["while starting"]
 
 
 def set_stage(text: str) -> None:
-    """Names what the run is doing now ("loading the data", "epoch 3 of 12"), for the line an
-    interruption prints (`current_stage`)."""
+    """Names what the run is doing now ("while loading the data", "during epoch 3 of 12"), for
+    the line an interruption prints (`current_stage`)."""
     _STAGE[0] = text
 
 
@@ -203,7 +203,7 @@ class RunAccounting(keras.callbacks.Callback):
 
     def on_epoch_begin(self, epoch, logs=None):
         total = f" of {self._epochs}" if self._epochs else ""
-        set_stage(f"epoch {epoch + 1}{total}")
+        set_stage(f"during epoch {epoch + 1}{total}")
 
     def on_train_batch_end(self, batch, logs=None):
         loss = (logs or {}).get("loss")

@@ -118,7 +118,7 @@ def pretrain(config: PretrainConfig) -> dict:
     """Runs one pre-training job and writes its run directory; returns `metrics.json`."""
     run_dir = config.run_dir
     rundir.check_run_dir(config, run_dir)  # before any data work
-    set_stage("loading the corpus")
+    set_stage("while loading the corpus")
     texts = load_corpus(config.corpus, num_sentences=config.num_sentences, seed=config.seed)
     rundir.start_run_dir(config, run_dir)
     train_texts, validation_texts = split_corpus(texts, config.validation_fraction, config.seed)
@@ -126,7 +126,7 @@ def pretrain(config: PretrainConfig) -> dict:
         "corpus %s: %d training, %d validation texts",
         config.corpus, len(train_texts), len(validation_texts),
     )  # fmt: skip
-    set_stage("learning the vocabulary")
+    set_stage("while learning the vocabulary")
     tokenizer = data.WordPieceTokenizer.learn(train_texts, config.vocab_size)
     tokenizer.save(os.path.join(run_dir, "tokenizers", "source"))
 
@@ -136,7 +136,7 @@ def pretrain(config: PretrainConfig) -> dict:
             seed=config.seed, shuffle=training, rate=config.mask_rate,
         )  # fmt: skip
 
-    set_stage("building the model")
+    set_stage("while building the model")
     model = models.build_masked_language_model(tokenizer.vocab_size, config=config.model)
     xla = use_xla("auto")
     compile_model(model, config, xla)
@@ -149,7 +149,7 @@ def pretrain(config: PretrainConfig) -> dict:
         model, dataset(train_texts, True), dataset(validation_texts, False), run_dir=run_dir,
         epochs=config.epochs, early_stopping_patience=config.early_stopping_patience,
     )  # fmt: skip
-    set_stage("saving and evaluating the model (pre-training is done)")
+    set_stage("while saving and evaluating the model (pre-training is done)")
     model.save(os.path.join(run_dir, "model.keras"))
     scores = model.evaluate(dataset(validation_texts, False), verbose=0, return_dict=True)
     metrics = {
@@ -159,7 +159,7 @@ def pretrain(config: PretrainConfig) -> dict:
     }  # fmt: skip
     rundir.plot_run_curves(run_dir, config, fit.steps)
     if config.finetune_task is not None:
-        set_stage("fine-tuning (pre-training is done)")
+        set_stage("while fine-tuning (pre-training is done)")
         task = data.load_task(config.finetune_task, seed=config.seed)
         logger.info(
             "fine-tuning on %s (%d labelled training texts), from the pre-trained encoder "

@@ -34,15 +34,15 @@ def train(config: TrainConfig) -> dict:
     other settings), before any data work; `--overwrite` clears it once the data is ready."""
     rundir.check_run_dir(config, config.run_dir)
     requested = rundir.requested_settings(config)
-    set_stage("setting up the devices")
+    set_stage("while setting up the devices")
     # First TensorFlow call: logical devices and collectives are fixed at start-up.
     strategy = distribute.make_strategy(config.strategy, config.cpu_devices)
     per_replica = distribute.check_global_batch(config.batch_size, strategy)
     replicas = strategy.num_replicas_in_sync
-    logger.info("global batch %d = %d replica(s) x %d", config.batch_size, replicas, per_replica)
+    logger.info("devices: %s; %s", _devices_text(), _batch_text(config, replicas, per_replica))
     # The data (and a pre-trained encoder) are read and checked before any file is made;
     # the chief writes the run directory, other workers a temporary one.
-    set_stage("loading the data")
+    set_stage("while loading the data")
     kill_point("loading_data")  # test hook (callbacks.kill_point): no-op unless set
     task = data.load_task(config.task, **config.task_options())
     rundir.check_splits(task)
@@ -53,14 +53,22 @@ def train(config: TrainConfig) -> dict:
     precision = resolve_precision(config.mixed_precision)
     keras.mixed_precision.set_global_policy(PRECISIONS[precision])
     xla = use_xla(config.jit_compile)
+    logger.info("precision %s, XLA compilation %s", PRECISIONS[precision], "on" if xla else "off")
     logger.info("task %s: %d train, %d validation, %d test examples", task.name, len(task.train),
                 len(task.validation), len(task.test))  # fmt: skip
     # The recipe learns the vocabularies and batches in memory: bad settings fail before any file.
-    set_stage("learning the vocabularies")
+    set_stage("while learning the vocabularies")
     recipe = RECIPES[recipe_name(config)](config, task, init)
+    pieces = ", ".join(f"{name} {tok.vocab_size}" for name, tok in recipe.tokenizers.items())
+    logger.info("vocabularies (WordPiece pieces): %s", pieces)
     if config.overwrite:
         rundir.clear_run(config.run_dir)
+    resumed = rundir.read_state(config.run_dir).get("epochs_run", 0)
     run_dir = rundir.make_run_dir(distribute.write_dir(config.run_dir, strategy))
+    if resumed:
+        logger.info("run directory %s: resuming after epoch %d", run_dir, resumed)
+    else:
+        logger.info("run directory %s", run_dir)
     rundir.update_state(run_dir, settings=requested)
     for name, tokenizer in recipe.tokenizers.items():
         tokenizer.save(os.path.join(run_dir, "tokenizers", name))
@@ -71,13 +79,15 @@ def train(config: TrainConfig) -> dict:
         schedule = BudgetSchedule(*plan)
         if config.time_budget is not None:
             callbacks.append(TimeBudget(config.time_budget, schedule=schedule))
-    set_stage("building the model")
+    set_stage("while building the model")
     kill_point("building_model")
     with strategy.scope():  # variables mirrored on every replica
         model = recipe.build()
         compile_model(model, config, xla, loss=recipe.loss, metrics=recipe.metrics,
                                   learning_rate=recipe.learning_rate or schedule)  # fmt: skip
     distribute.prepare_for_strategy(model, recipe.train_ds.element_spec)
+    logger.info("model: %s parameters; training for up to %d epochs", f"{model.count_params():,}",
+                config.epochs)  # fmt: skip
     rundir.write_config(
         config, run_dir, jit_compile_resolved=xla, mixed_precision_resolved=precision,
         num_replicas=replicas, sized_from_data=sized,
@@ -86,15 +96,16 @@ def train(config: TrainConfig) -> dict:
     fit = fit_run(model, recipe.train_ds, recipe.val_ds, run_dir=run_dir, epochs=config.epochs,
                   early_stopping_patience=config.early_stopping_patience,
                   callbacks=callbacks)  # fmt: skip
-    set_stage("saving and evaluating the model (training is done)")
+    set_stage("while saving and evaluating the model (training is done)")
     model.save(os.path.join(run_dir, "model.keras"))
     kill_point("before_plots")  # test hook (callbacks.kill_point): no-op unless set
+    logger.info("training done (%d epochs in all); evaluating on the test split", fit.epochs_run)
     metrics = {"architecture": config.architecture, **recipe.evaluate(model, fit),
                **fit.metrics(model), "num_test": len(task.test)}  # fmt: skip
     if config.time_budget is not None:
         metrics["time_budget_seconds"] = config.time_budget
         metrics["stopped_by_time_budget"] = callbacks[0].stopped_step is not None
-    set_stage("drawing the plots (training is done)")
+    set_stage("while drawing the plots (training is done)")
     plot_run_curves(run_dir, config, fit.steps, schedule=recipe.learning_rate or schedule)
     if recipe.plot is not None:
         recipe.plot(model, os.path.join(run_dir, "plots"))
@@ -102,11 +113,25 @@ def train(config: TrainConfig) -> dict:
     kill_point("before_metrics")
     rundir.write_json(os.path.join(run_dir, "metrics.json"), metrics)
     rundir.finish_run(run_dir)
+    logger.info("wrote %s", os.path.join(config.run_dir, "metrics.json"))
     set_stage("done")
     keras.mixed_precision.set_global_policy("float32")
     if run_dir != config.run_dir:  # a non-chief worker: its files were only a copy
         shutil.rmtree(run_dir, ignore_errors=True)
     return metrics
+
+
+def _devices_text() -> str:
+    import tensorflow as tf
+
+    gpus = tf.config.list_physical_devices("GPU")
+    return f"{len(gpus)} GPU(s)" if gpus else "CPU only (no GPU found)"
+
+
+def _batch_text(config: TrainConfig, replicas: int, per_replica: int) -> str:
+    if replicas == 1:
+        return f"batch size {config.batch_size}"
+    return f"global batch {config.batch_size} = {replicas} replicas x {per_replica}"
 
 
 def size_from_data(config: TrainConfig, task) -> dict:
