@@ -191,6 +191,9 @@ class TrainConfig:
             )
         if not self.sized_by_data:
             model_config(self)  # the sizes are checked before minutes of data work
+        elif isinstance(self.d_model, int) and isinstance(self.num_heads, int):
+            if 0 < self.num_heads <= self.d_model:
+                check_heads(self.d_model, self.num_heads)  # both given, the rest from the data
 
     @property
     def planned_schedule(self) -> bool:
