@@ -22,6 +22,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 COMMANDS = ("train", "pretrain", "translate", "export", "compare", "benchmark", "exercises")
 NO_TENSORFLOW = frozenset({"exercises"})  # commands that run without importing TensorFlow
+RESUMABLE = frozenset({"train", "pretrain"})  # an interrupted run is resumed by the same command
 EXIT_OK, EXIT_USER_ERROR, EXIT_INTERNAL_ERROR = 0, 2, 3
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143  # 128 + SIGINT, 128 + SIGTERM, as shells report
 EPILOG = """\
@@ -85,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
         name = "keras-transformer" + (f" {state['command']}" if state["command"] else "")
         stopped = "terminated" if isinstance(interrupt, Terminated) else "interrupted"
         detail = getattr(interrupt, "resume_hint", "")
+        if not detail and state["command"] in RESUMABLE:
+            detail = "while starting, before anything was written"
         print(f"{name}: {stopped}{' ' + detail if detail else ''}", file=sys.stderr, flush=True)
         return EXIT_TERMINATED if isinstance(interrupt, Terminated) else EXIT_INTERRUPTED
     finally:
