@@ -266,6 +266,9 @@ def test_verbose_works_after_the_command(monkeypatch):
     assert cli.main(["export", "RUN", "--out", "x", "-vv"]) == 0 and seen["v"] == 2
     seen.clear()
     assert cli.main(["-v", "export", "-v", "RUN", "--out", "x"]) == 0 and seen["v"] == 2
+    parser = cli.build_parser()
+    assert parser.parse_args(["translate", "RUN", "one", "-vv"]).command_verbose == 2
+    assert parser.parse_args(["translate", "RUN", "--", "-v"]).texts == ["-v"]
 
 
 def test_export_model_version_does_not_collide_with_version(monkeypatch):

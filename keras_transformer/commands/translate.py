@@ -51,6 +51,9 @@ class _RunDirAndTexts(argparse.Action):
         inner.add_argument("run_dir", nargs="?", metavar="RUN_DIR")
         inner.add_argument("texts", nargs="*", metavar="TEXT")
         _add_options(inner)
+        # -v / -vv among the texts too (cli.add_verbose_argument's dest; counted with the rest)
+        inner.add_argument("-v", "--verbose", action="count", dest="command_verbose",
+                           default=argparse.SUPPRESS)  # fmt: skip
         inner.parse_intermixed_args(head, namespace=namespace)  # given options override
         if namespace.run_dir is None:
             if not tail:
