@@ -65,6 +65,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def help_texts() -> dict[str, str]:
+    """`--help` of the main parser (`"main"`) and of every command, as printed (the docs site
+    shows them)."""
+    parser = build_parser()
+    (commands,) = [action for action in parser._actions if action.dest == "command"]
+    return {"main": parser.format_help(),
+            **{name: commands.choices[name].format_help() for name in COMMANDS}}  # fmt: skip
+
+
 def add_verbose_argument(parser: argparse.ArgumentParser, dest: str) -> None:
     """`-v` / `-vv`, before or after the command name (counted together)."""
     parser.add_argument("-v", "--verbose", action="count", default=0, dest=dest,

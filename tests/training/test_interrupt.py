@@ -168,3 +168,25 @@ def test_an_out_that_is_a_file_is_refused_before_the_data(tmp_path, monkeypatch,
     monkeypatch.setattr("keras_transformer.data.load_task", no_data)
     assert cli.main(["train", *TINY, "--out", str(path)]) == cli.EXIT_USER_ERROR
     assert f"--out {path} is a file" in capsys.readouterr().err
+
+
+def test_pretrain_interrupted_mid_epoch_resumes_to_the_whole_run(tmp_path):
+    out = tmp_path / "mlm"
+    command = [
+        sys.executable, "-m", "keras_transformer", "pretrain", "--num-sentences", "300",
+        "--epochs", "2", "--finetune-task", "none", "--num-layers", "1", "--d-model", "16",
+        "--num-heads", "2", "--dff", "32", "--vocab-size", "200", "--out", str(out),
+    ]  # fmt: skip
+    env = _env(
+        KERAS_TRANSFORMER_TEST_KILL_AT="mid_epoch:1", KERAS_TRANSFORMER_TEST_KILL_SIGNAL="INT"
+    )
+    stopped = subprocess.run(command, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    assert stopped.returncode == cli.EXIT_INTERRUPTED, stopped.stderr[-3000:]
+    lines = _stderr_lines(stopped.stderr)
+    assert len(lines) <= 2 and lines[-1].startswith(
+        "keras-transformer pretrain: interrupted during epoch 2 of 2; run the same command"
+    ), stopped.stderr
+    finished = subprocess.run(command, env=_env(), capture_output=True, text=True, timeout=TIMEOUT)
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["epochs_run"] == 2 and not (out / "state.json").exists()
