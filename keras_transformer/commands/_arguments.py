@@ -4,6 +4,7 @@ help that shows every default."""
 import argparse
 import functools
 import math
+import textwrap
 
 
 def float_flag(minimum: float, maximum: float | None = None, *, open_minimum: bool = False,
@@ -57,10 +58,16 @@ class OneLineArgumentParser(argparse.ArgumentParser):
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """Help that shows every option's default (`help_text`); descriptions keep their lines."""
+    """Help that shows every option's default (`help_text`). A description or epilog written on
+    one line is wrapped to the terminal; one written over several lines keeps them (tables)."""
 
     def _get_help_string(self, action: argparse.Action) -> str:
         return help_text(action)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" in text.strip():
+            return super()._fill_text(text, width, indent)
+        return textwrap.fill(text, width, initial_indent=indent, subsequent_indent=indent)
 
 
 def help_text(action: argparse.Action) -> str:
