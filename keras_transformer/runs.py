@@ -39,9 +39,22 @@ def check_run_files(run_dir) -> None:
             raise _damaged(model, f"the archive lacks {', '.join(lacking)}")
 
 
+def check_finished(run_dir) -> None:
+    """`UserInputError` when `run_dir` holds a training run that has not finished (interrupted:
+    `state.json` or `backup/` without `metrics.json`), saying how to finish it."""
+    if os.path.isfile(os.path.join(run_dir, "metrics.json")):
+        return
+    if any(os.path.exists(os.path.join(run_dir, name)) for name in ("state.json", "backup")):
+        raise UserInputError(
+            f"{run_dir} holds an unfinished training run (it was interrupted); finish it by "
+            f"running the same `keras-transformer train` command again."
+        )
+
+
 def run_files(run_dir) -> tuple[str, dict[str, str]]:
     """`(architecture, files)` of a translation run: `model.keras`, `tokenizers/{source,target}`
     or `joint`. Raises `FileNotFoundError`, `DamagedRunError` or `UserInputError`."""
+    check_finished(run_dir)  # an interrupted run says so, not that its model is missing
     check_run_files(run_dir)  # a damaged config.json or model.keras says so first
     config_path, architecture = os.path.join(run_dir, "config.json"), "encoder-decoder"
     if os.path.isfile(config_path):

@@ -80,7 +80,9 @@ def test_help_of_every_command_imports_no_tensorflow():
         [sys.executable, "-c", code], capture_output=True, env=_env(), timeout=TIMEOUT
     )
     assert result.returncode == 0 and "checked" in result.stderr.decode(), result.stderr.decode()
-    assert result.stdout.decode().count("exit status: 0 success") == 1 + len(cli.COMMANDS)
+    out = result.stdout.decode()
+    assert out.count("exit status: 0 success") == 1  # once, under the main help
+    assert out.count("reader closes the pipe") == 1  # only under translate
 
 
 @pytest.mark.parametrize(
@@ -200,3 +202,115 @@ def test_verbose_raises_the_package_log_level():
     cli._configure_logging(1)
     assert logging.getLogger("keras_transformer").level == logging.INFO
     cli._configure_logging(0)
+
+
+def test_a_bare_command_prints_the_help_with_every_command(capsys):
+    assert cli.main([]) == cli.EXIT_OK
+    out = capsys.readouterr().out
+    assert out.startswith("usage: keras-transformer")
+    for name in cli.COMMANDS:
+        assert f"\n    {name} " in out, name
+    assert "130 interrupted" in out and "143 terminated" in out
+
+
+def _commands() -> dict:
+    from keras_transformer.commands._arguments import help_text
+
+    parser = cli.build_parser()
+    (sub,) = [a for a in parser._actions if a.dest == "command"]
+    return {"": (parser, help_text), **{n: (p, help_text) for n, p in sub.choices.items()}}
+
+
+@pytest.mark.parametrize("name", ["", *cli.COMMANDS])
+def test_every_option_has_help_and_a_default(name):
+    parser, help_text = _commands()[name]
+    for action in parser._actions:
+        if action.dest == "command":  # the list of commands: each has its own help line
+            assert all(choice.help for choice in action._choices_actions)
+            continue
+        text = help_text(action)
+        assert text and text.strip(), (name, action.option_strings)
+        if action.option_strings and action.nargs != 0 and not action.required:
+            if "version" not in action.dest and action.dest != "help":
+                assert "default" in text, (name, action.option_strings, text)
+    parser.format_help()  # every help string formats (no stray %)
+
+
+def test_train_defaults_are_read_from_the_config_classes(monkeypatch):
+    from keras_transformer.training import config as train_config
+
+    parser, help_text = _commands()["train"]
+    options = {a.dest: a for a in parser._actions}
+    assert "(default: 64)" in help_text(options["batch_size"])
+    assert "TransformerConfig: 128" in help_text(options["d_model"])
+    assert "chosen from the data" in help_text(options["d_model"])
+    monkeypatch.setitem(train_config.FIXED_SIZES, "d_model", 96)  # a changed default is shown
+    monkeypatch.setattr(train_config.TrainConfig.__dataclass_fields__["batch_size"], "default", 8)
+    assert "(default: 8)" in help_text(options["batch_size"])
+    assert "96" in help_text(options["d_model"])
+
+
+def test_train_description_says_what_each_architecture_does():
+    parser, _ = _commands()["train"]
+    text = parser.format_help()
+    for words in ("encoder-decoder  translation", "encoder          classification",
+                  "decoder-only", "dual-encoder     sentence vectors"):  # fmt: skip
+        assert words in text, words
+    assert "Train a translator" not in text
+
+
+def test_verbose_works_after_the_command(monkeypatch):
+    seen = {}
+    monkeypatch.setattr(cli, "_configure_logging", lambda verbose: seen.setdefault("v", verbose))
+    monkeypatch.setattr("keras_transformer.commands.export.run", lambda args: 0)
+    assert cli.main(["export", "RUN", "--out", "x", "-vv"]) == 0 and seen["v"] == 2
+    seen.clear()
+    assert cli.main(["-v", "export", "-v", "RUN", "--out", "x"]) == 0 and seen["v"] == 2
+    parser = cli.build_parser()
+    assert parser.parse_args(["translate", "RUN", "one", "-vv"]).command_verbose == 2
+    assert parser.parse_args(["translate", "RUN", "--", "-v"]).texts == ["-v"]
+
+
+def test_export_model_version_does_not_collide_with_version(monkeypatch):
+    captured = {}
+    monkeypatch.setattr("keras_transformer.commands.export.run", lambda args: captured.update(
+        vars(args)) or 0)  # fmt: skip
+    assert cli.main(["export", "RUN", "--out", "x", "--model-version", "3"]) == 0
+    assert captured["model_version"] == 3 and "version" not in captured
+
+
+@pytest.mark.parametrize(
+    ("argv", "needles"),
+    [
+        (["train", "--d-model", "130", "--num-heads", "4"],
+         ["--d-model 128 or 132", "--num-heads 2, 5 or 10"]),
+        (["pretrain", "--d-model", "30", "--num-heads", "4"], ["--d-model 28 or 32"]),
+    ],
+)  # fmt: skip
+def test_heads_that_do_not_divide_d_model_are_refused_before_any_data(argv, needles, monkeypatch,
+                                                                      capsys, tmp_path):  # fmt: skip
+    def no_data(*args, **kwargs):
+        raise AssertionError("data work started before the settings were checked")
+
+    monkeypatch.setattr("keras_transformer.data.load_task", no_data)
+    monkeypatch.setattr("keras_transformer.training.pretraining.load_corpus", no_data)
+    assert cli.main([*argv, "--out", str(tmp_path / "run")]) == cli.EXIT_USER_ERROR
+    err = capsys.readouterr().err
+    assert "key_dim" not in err and len(err.strip().splitlines()) == 1, err
+    for needle in needles:
+        assert needle in err, err
+    assert not (tmp_path / "run").exists()
+
+
+def test_python_warnings_have_the_one_warning_form():
+    code = textwrap.dedent(
+        """
+        import warnings
+        from keras_transformer import cli
+        cli._configure_logging(0)
+        warnings.warn("3 malformed lines" + chr(10) + "  were skipped", UserWarning)
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, env=_env(),
+                            timeout=TIMEOUT)  # fmt: skip
+    assert result.stderr.decode() == "keras-transformer: warning: 3 malformed lines were skipped\n"

@@ -21,7 +21,6 @@
 
 from __future__ import annotations
 
-import argparse
 import html as html_module
 import importlib
 import importlib.util
@@ -187,13 +186,7 @@ def _cli_help() -> dict[str, str]:
     from keras_transformer import cli
 
     os.environ["COLUMNS"] = "90"  # argparse wraps to the terminal width
-    parser = argparse.ArgumentParser(prog="keras-transformer")
-    sub = parser.add_subparsers(dest="command")
-    for name in cli.COMMANDS:
-        importlib.import_module(f"keras_transformer.commands.{name}").register(sub)
-    helps = {name: sub.choices[name].format_help() for name in cli.COMMANDS}
-    helps["main"] = parser.format_help()
-    return helps
+    return cli.help_texts()  # the parser users get: defaults, exit statuses
 
 
 _HELP: dict[str, str] = {}

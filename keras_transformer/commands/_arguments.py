@@ -1,7 +1,10 @@
-"""argparse helpers of the commands: number types with ranges, and a one-line error parser."""
+"""argparse helpers of the commands: number types with ranges, a one-line error parser, and
+help that shows every default."""
 
 import argparse
+import functools
 import math
+import textwrap
 
 
 def float_flag(minimum: float, maximum: float | None = None, *, open_minimum: bool = False,
@@ -52,3 +55,61 @@ class OneLineArgumentParser(argparse.ArgumentParser):
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message.rstrip('.')} (see {self.prog} --help)\n")
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Help that shows every option's default (`help_text`). A description or epilog written on
+    one line is wrapped to the terminal; one written over several lines keeps them (tables)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        return help_text(action)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" in text.strip():
+            return super()._fill_text(text, width, indent)
+        return textwrap.fill(text, width, initial_indent=indent, subsequent_indent=indent)
+
+
+def help_text(action: argparse.Action) -> str:
+    """The help of `action` ending with its default: `action.default_text` (a string, or a
+    function called when the help is shown, such as `config_defaults`), else its argparse
+    default. Help that already names its default, flags without a value, positionals and
+    required options are left as written.
+
+    Example:
+    >>> parser = argparse.ArgumentParser()
+    >>> help_text(parser.add_argument("--size", type=int, default=3, help="how many"))
+    'how many (default: 3)'
+    """
+    text = action.help or ""
+    if action.help == argparse.SUPPRESS or "default" in text or action.nargs == 0:
+        return text
+    if not action.option_strings or action.required:
+        return text
+    shown = getattr(action, "default_text", None)
+    if shown is None:
+        if action.default in (None, argparse.SUPPRESS):
+            return text
+        value = action.default
+        shown = " ".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
+    elif callable(shown):
+        shown = shown()
+    return f"{text} (default: {str(shown).replace('%', '%%')})"
+
+
+def config_defaults(parser: argparse.ArgumentParser, describe) -> None:
+    """Sets `default_text` of every option of `parser` that has none to `describe(dest)`,
+    called only when the help is shown (a `train` option left out keeps its config's default,
+    so the help reads it from the config class: it cannot drift)."""
+    for action in parser._actions:
+        if action.option_strings and getattr(action, "default_text", None) is None:
+            action.default_text = functools.partial(describe, action.dest)
+
+
+def dataclass_default(config_class, name: str) -> str:
+    """The default of field `name` of the dataclass `config_class`, as the help shows it."""
+    import dataclasses
+
+    defaults = {field.name: field.default for field in dataclasses.fields(config_class)}
+    value = defaults.get(name)
+    return "none" if value is None else str(value)

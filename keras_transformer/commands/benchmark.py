@@ -29,7 +29,7 @@ def register(sub) -> None:
                    help="also time greedy decoding with and without the key/value cache")
     p.add_argument("--new-tokens", type=int, default=32, help="tokens decoded with --decoding")
     p.add_argument("--decode-batch", type=int, default=8, help="batch of --decoding")
-    p.add_argument("--json", default=None, help="write the results to this JSON file")
+    p.add_argument("--json", default=None, help="also write the results to this JSON file (default: none, the table is only printed)")
     p.set_defaults(func=_benchmark)
     # fmt: on
 

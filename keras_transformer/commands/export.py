@@ -7,11 +7,14 @@ def register(sub) -> None:
     # fmt: off
     p = sub.add_parser(
         "export", help="export a trained run as a TF Serving SavedModel (strings in, strings out)",
-        description="Write DIR/<version>/ with a serving_default signature text -> translation.")
-    p.add_argument("run_dir", help="directory written by `keras-transformer train`")
+        description="Write DIR/<version>/ with a serving_default signature text -> translation, "
+        "from a finished run of an encoder-decoder or decoder-only translator.")
+    p.add_argument("run_dir", metavar="RUN_DIR",
+                   help="the --out directory of a finished `keras-transformer train` run")
     p.add_argument("--out", required=True, help="model base directory (versions go inside)")
-    p.add_argument("--version", type=int, default=None, help="default: next free version")
-    p.add_argument("--beam-size", type=int, default=1, help="1 = greedy search (default)")
+    p.add_argument("--model-version", type=int, default=None, metavar="N",
+                   help="the SavedModel version, DIR/N/ (default: the next free version)")
+    p.add_argument("--beam-size", type=int, default=1, help="beams searched; 1: greedy search")
     p.add_argument("--alpha", type=NON_NEGATIVE, default=0.6,
                    help="beam search length-penalty exponent (a finite number >= 0)")
     p.set_defaults(func=run)
@@ -25,5 +28,5 @@ def run(args) -> int:
     check_beam_size(args.beam_size)  # before loading the model
     translator = Translator.from_run_dir(args.run_dir)
     options = dict(beam_size=args.beam_size, alpha=args.alpha)
-    print(export_translator(translator, args.out, args.version, **options))
+    print(export_translator(translator, args.out, args.model_version, **options))
     return 0

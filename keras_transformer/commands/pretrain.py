@@ -3,7 +3,12 @@
 import argparse
 
 from keras_transformer.choices import PRETRAIN_FINETUNE_TASKS
-from keras_transformer.commands._arguments import FRACTION, POSITIVE
+from keras_transformer.commands._arguments import (
+    FRACTION,
+    POSITIVE,
+    config_defaults,
+    dataclass_default,
+)
 
 
 def register(sub) -> None:
@@ -15,23 +20,36 @@ def register(sub) -> None:
         help="pre-train an encoder as a masked language model (BERT's 15%% scheme)",
         description="Pre-train an encoder as a masked language model on unlabelled text "
         "(default: generated film reviews), then compare fine-tuning from it with training "
-        "from scratch on a small labelled set.")
+        "from scratch on a small labelled set. An interrupted run is resumed by running the "
+        "same command.")
     p.add_argument("--corpus",
                    help="'reviews' (generated offline) or a UTF-8 text file with one text per line")
-    p.add_argument("--num-sentences", type=int, help="generated corpus size")
-    p.add_argument("--validation-fraction", type=FRACTION, help="a number in (0, 1)")
+    p.add_argument("--num-sentences", type=int, help="texts generated for --corpus reviews")
+    p.add_argument("--validation-fraction", type=FRACTION,
+                   help="share of the texts held out to choose the best weights, in (0, 1)")
     add_run_arguments(p)
-    p.add_argument("--mask-rate", type=FRACTION, help="share of tokens selected, in (0, 1)")
+    p.add_argument("--mask-rate", type=FRACTION,
+                   help="share of tokens selected for prediction, in (0, 1)")
     p.add_argument("--finetune-task", choices=("auto", *PRETRAIN_FINETUNE_TASKS, "none"),
                    help="then fine-tune on this task from the pre-trained encoder and from scratch "
                    "(auto: reviews for the reviews corpus, else none)")
-    for name, kind in (("epochs", int), ("batch-size", int), ("learning-rate", POSITIVE)):
-        p.add_argument(f"--finetune-{name}", type=kind)
+    for name, kind, text in (("epochs", int, "passes over the labelled set"),
+                             ("batch-size", int, "labelled texts per update"),
+                             ("learning-rate", POSITIVE, "constant Adam learning rate")):
+        p.add_argument(f"--finetune-{name}", type=kind, help=f"fine-tuning: {text}")
     p.add_argument("--out", help="run directory (default: runs/mlm_<corpus>)")
-    p.add_argument("--seed", type=int)
-    p.add_argument("--overwrite", action="store_true", help="replace a finished run in --out")
+    p.add_argument("--seed", type=int, help="seed of the corpus, the masks and the initial weights")
+    p.add_argument("--overwrite", action="store_true",
+                   help="delete the run in --out, finished or not, and start again")
+    config_defaults(p, _pretrain_default)  # "(default: ...)" read from PretrainConfig
     p.set_defaults(func=_pretrain)
     # fmt: on
+
+
+def _pretrain_default(name: str) -> str:
+    from keras_transformer.training.pretrain_config import PretrainConfig
+
+    return dataclass_default(PretrainConfig, name)
 
 
 def _pretrain(args) -> int:

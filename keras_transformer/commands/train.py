@@ -1,6 +1,7 @@
-"""`keras-transformer train`: train an encoder-decoder and write a run directory."""
+"""`keras-transformer train`: train a Transformer of any architecture and write a run directory."""
 
 import argparse
+import os
 
 from keras_transformer.choices import (
     ARCHITECTURES,
@@ -9,27 +10,57 @@ from keras_transformer.choices import (
     STRATEGIES,
     TASKS,
 )
-from keras_transformer.commands._arguments import POSITIVE, RATE
+from keras_transformer.commands._arguments import (
+    POSITIVE,
+    RATE,
+    config_defaults,
+    dataclass_default,
+)
 
-# The options train and pretrain share (model sizes and the recipe), with their types.
+# The options train and pretrain share (model sizes and the recipe), with their types and help.
 RUN_OPTIONS = (("epochs", int), ("batch_size", int), ("max_length", int), ("num_layers", int),
                ("d_model", int), ("num_heads", int), ("dff", int), ("dropout", float),
                ("vocab_size", int), ("warmup_steps", int))  # fmt: skip
+RUN_HELP = {
+    "epochs": "passes over the training data (early stopping may end the run sooner)",
+    "batch_size": "examples per update (with --strategy: the global batch)",
+    "max_length": "tokens per sequence, [START] and [END] included",
+    "num_layers": "layers per stack (N of the paper)",
+    "d_model": "model width: embeddings and every sub-layer's output",
+    "num_heads": "attention heads; each gets d_model / num_heads dimensions (must divide --d-model)",
+    "dff": "inner size of each feed-forward sub-layer",
+    "dropout": "dropout on sub-layer outputs and embeddings, in [0, 1)",
+    "vocab_size": "WordPiece vocabulary size (per language for translation)",
+    "warmup_steps": "updates over which the learning rate rises before it decays",
+}
+DESCRIPTION = """\
+Train a Transformer on a task and write a run directory (model.keras, vocabularies,
+config.json, history.csv, metrics.json, plots). What is trained depends on
+--architecture:
+  encoder-decoder  translation, as in the paper: source -> target (default task:
+                   numbers, English -> German number words, generated offline)
+  encoder          classification: one label per text (--task imdb, reviews) or
+                   per token (--task it-referent)
+  decoder-only     a language model over 'source [SEP] target' that translates by
+                   continuing the text, or the causal it-referent baseline
+  dual-encoder     sentence vectors from translation pairs, scored by retrieval
+                   accuracy@1
+An interrupted run (Ctrl-C, SIGTERM, a crash) is resumed by running the same command."""
 
 
 def register(sub) -> None:
     # fmt: off
     p = sub.add_parser(
         "train", argument_default=argparse.SUPPRESS,  # options left out keep TrainConfig's
-        help="train an encoder-decoder Transformer and write a run directory",
-        description="Train a translator (default: numbers en -> de, embedded, offline).")
-    p.add_argument("--task", choices=TASKS, metavar="TASK", help=", ".join(TASKS))
+        help="train a Transformer (translator, classifier, language model or sentence "
+        "encoder) and write a run directory", description=DESCRIPTION)
+    p.add_argument("--task", choices=TASKS, metavar="TASK", help="what to learn: " + ", ".join(TASKS))
     p.add_argument("--architecture", choices=ARCHITECTURES,
-                   help="encoder-decoder (translation, the default); encoder (classification); "
+                   help="encoder-decoder (translation); encoder (classification); "
                    "decoder-only ('source [SEP] target', or the causal it-referent baseline); "
                    "dual-encoder (sentence vectors from pairs; retrieval accuracy@1)")
-    p.add_argument("--source-lang")
-    p.add_argument("--target-lang")
+    p.add_argument("--source-lang", help="--task numbers: language of the source numbers (en, de, fr, ...)")
+    p.add_argument("--target-lang", help="--task numbers: language of the target numbers")
     p.add_argument("--data", help="tab-separated parallel file for --task tsv")
     p.add_argument("--skip-malformed", action="store_true",
                    help="--task tsv: leave out malformed lines (with a warning) instead of failing")
@@ -44,41 +75,73 @@ def register(sub) -> None:
                    help="--task tsv: test pairs instead of a split of --data; with "
                    "--validation-data too, all of --data trains (default: 10%% of --data's "
                    "sources)")
-    p.add_argument("--num-train", type=int, help="training pairs (task default)")
-    p.add_argument("--num-validation", type=int, help="validation pairs")
-    p.add_argument("--num-test", type=int, help="test pairs")
+    p.add_argument("--num-train", type=int, help="training examples")
+    p.add_argument("--num-validation", type=int, help="validation examples")
+    p.add_argument("--num-test", type=int, help="test examples")
     add_run_arguments(p)
     p.add_argument("--time-budget", metavar="DURATION",
                    help="train as well as possible in this wall-clock time (90s, 10m, 1.5h); with "
                    "--task tsv the model size is chosen to fit it")
-    p.add_argument("--label-smoothing", type=RATE, help="a number in [0, 1)")
+    p.add_argument("--label-smoothing", type=RATE, help="label smoothing of the loss, in [0, 1)")
     p.add_argument("--learning-rate", type=POSITIVE,
-                   help="constant Adam learning rate (default: the paper's warm-up schedule)")
+                   help="constant Adam learning rate (default: none, the paper's warm-up schedule)")
     p.add_argument("--init-from", metavar="RUN_DIR",
                    help="fine-tune the encoder of a keras-transformer pretrain run (--architecture "
                    "encoder, --task reviews or imdb); its tokenizer and sizes are used")
     p.add_argument("--freeze-embeddings", action="store_true",
                    help="keep the token embeddings fixed (classification on a small labelled set)")
-    p.add_argument("--out", help="run directory (default: runs/<task>_<src>_<tgt>)")
-    p.add_argument("--seed", type=int)
-    p.add_argument("--jit-compile", choices=JIT_COMPILE)
+    p.add_argument("--out", help="run directory (default: runs/<task>[_<src>_<tgt>][_<architecture>])")
+    p.add_argument("--seed", type=int, help="seed of the data, the initial weights and dropout")
+    p.add_argument("--jit-compile", choices=JIT_COMPILE,
+                   help="compile the training step with XLA; auto: on a GPU only (it slows small "
+                   "models on CPU)")
     p.add_argument("--mixed-precision", choices=PRECISION_FLAGS,
                    help="auto (default): bf16 on GPUs of compute capability >= 8.0, fp16 on >= "
                    "7.0, float32 on CPU; logits stay float32")
-    p.add_argument("--overwrite", action="store_true", help="replace a finished run in --out")
+    p.add_argument("--overwrite", action="store_true",
+                   help="delete the run in --out, finished or not, and start again")
     p.add_argument("--strategy", choices=STRATEGIES,
                    help="tf.distribute strategy: none, mirrored (local GPUs or --cpu-devices), "
                    "multiworker (TF_CONFIG), tpu; --batch-size is global. See docs/scaling.md")
     p.add_argument("--cpu-devices", type=int, metavar="N",
                    help="with --strategy mirrored: split the CPU into N logical devices")
+    config_defaults(p, train_default)  # every option's "(default: ...)", read from TrainConfig
     p.set_defaults(func=_train)
     # fmt: on
+
+
+def train_default(name: str) -> str:
+    """The default of `--NAME` as `train --help` shows it, read from `TrainConfig` (and, for the
+    sizes a task leaves to the data, `FIXED_SIZES`); imports no TensorFlow."""
+    from keras_transformer.choices import DATA_SIZED_TASKS, GENERATED_TASKS
+    from keras_transformer.models.config import TransformerConfig
+    from keras_transformer.training.config import BUDGET_EPOCHS, FIXED_SIZES, TrainConfig
+
+    sized = "/".join(DATA_SIZED_TASKS)
+    if name in FIXED_SIZES:
+        model_default = getattr(TransformerConfig(), name, None)
+        home = "TransformerConfig: " if FIXED_SIZES[name] == model_default else ""
+        text = f"{home}{FIXED_SIZES[name]}; --task {sized}: chosen from the data"
+        if name == "epochs":
+            text += f"; with --time-budget: up to {BUDGET_EPOCHS}, the budget ends the run"
+        return text
+    if name == "dropout":  # TrainConfig.__post_init__
+        return (
+            f"0 on the generated tasks ({', '.join(GENERATED_TASKS)}): nothing to overfit; else 0.1"
+        )
+    if name == "warmup_steps":  # TrainConfig.__post_init__ and training.planning
+        return (f"planned from the number of updates on --task {sized}, the generated tasks and "
+                "with --time-budget; else 1000")  # fmt: skip
+    if name == "num_train" or name == "num_validation" or name == "num_test":
+        return "the task's"
+    return dataclass_default(TrainConfig, name)
 
 
 def add_run_arguments(parser) -> None:
     """`--epochs`, `--d-model`, ... (defaults: the run config's); `--dropout` parsed as a RATE."""
     for name, kind in RUN_OPTIONS:
-        parser.add_argument(f"--{name.replace('_', '-')}", type=RATE if kind is float else kind)
+        parser.add_argument(f"--{name.replace('_', '-')}", type=RATE if kind is float else kind,
+                            help=RUN_HELP[name])  # fmt: skip
 
 
 def run_command(config_class, run, args, none_option: str, keys: tuple[str, ...]) -> dict:
@@ -87,7 +150,16 @@ def run_command(config_class, run, args, none_option: str, keys: tuple[str, ...]
     if options.get(none_option) == "none":
         options[none_option] = None
     config = config_class(**options)
-    metrics = run(config)
+    try:
+        metrics = run(config)
+    except KeyboardInterrupt as interrupt:  # cli.main prints one line with this hint
+        from keras_transformer.training.callbacks import current_stage
+
+        kept = (
+            f" (its progress is kept in {config.run_dir})" if os.path.isdir(config.run_dir) else ""
+        )
+        interrupt.resume_hint = f"{current_stage()}; run the same command to resume{kept}"
+        raise
     print(f"run directory: {config.run_dir}")
     for key in (key for key in keys if key in metrics):
         print(f"{key}: {metrics[key]}")

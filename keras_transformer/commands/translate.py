@@ -21,7 +21,7 @@ _END = object()  # the reader thread's last item
 
 def _add_options(p: argparse.ArgumentParser) -> None:
     # fmt: off
-    p.add_argument("--beam-size", type=int, default=1, help="1 = greedy search (default)")
+    p.add_argument("--beam-size", type=int, default=1, help="beams searched; 1: greedy search")
     p.add_argument("--alpha", type=NON_NEGATIVE, default=0.6,
                    help="beam search length-penalty exponent (a finite number >= 0)")
     p.add_argument("--no-cache", action="store_true",
@@ -32,8 +32,7 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-length", type=int, default=None,
                    help="tokens per sequence (default: the run's)")
     p.add_argument("--batch-size", type=int, default=32,
-                   help="texts translated together (default 32); each batch is printed and "
-                   "flushed when done")
+                   help="texts translated together; each batch is printed and flushed when done")
     # fmt: on
 
 
@@ -52,6 +51,9 @@ class _RunDirAndTexts(argparse.Action):
         inner.add_argument("run_dir", nargs="?", metavar="RUN_DIR")
         inner.add_argument("texts", nargs="*", metavar="TEXT")
         _add_options(inner)
+        # -v / -vv among the texts too (cli.add_verbose_argument's dest; counted with the rest)
+        inner.add_argument("-v", "--verbose", action="count", dest="command_verbose",
+                           default=argparse.SUPPRESS)  # fmt: skip
         inner.parse_intermixed_args(head, namespace=namespace)  # given options override
         if namespace.run_dir is None:
             if not tail:
@@ -64,6 +66,7 @@ def register(sub) -> None:
     p = sub.add_parser(
         "translate", help="translate texts with a trained run directory", description=DESCRIPTION,
         usage="%(prog)s [options] RUN_DIR [TEXT ...]",
+        epilog="translate ends with exit status 0 when its reader closes the pipe (`| head -1`).",
     )  # fmt: skip
     p.add_argument("run_dir", nargs=argparse.REMAINDER, action=_RunDirAndTexts,
                    metavar="RUN_DIR [TEXT ...]",

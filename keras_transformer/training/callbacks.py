@@ -13,6 +13,7 @@ import keras
 from keras import ops
 
 from keras_transformer._validation import check_positive_int, parse_duration
+from keras_transformer.training import rundir
 from keras_transformer.training.schedule import BudgetSchedule
 
 logger = logging.getLogger(__name__)
@@ -21,14 +22,33 @@ progress_logger = logging.getLogger("keras_transformer.progress")
 progress_logger.setLevel(logging.INFO)
 
 KILL_AT = "KERAS_TRANSFORMER_TEST_KILL_AT"  # test hook only: names where `kill_point` kills
+KILL_SIGNAL = "KERAS_TRANSFORMER_TEST_KILL_SIGNAL"  # test hook only: the signal it sends
 
 
 def kill_point(name: str) -> None:
-    """Test hook: SIGKILL this process when `$KERAS_TRANSFORMER_TEST_KILL_AT` equals `name`:
-    `mid_epoch:E` (after batch 1 of epoch E), `after_checkpoint:E` (after epoch E's best
-    checkpoint, before its history row), `before_plots` or `before_metrics`."""
+    """Test hook: signal this process when `$KERAS_TRANSFORMER_TEST_KILL_AT` equals `name`:
+    `loading_data`, `building_model` (before the run's stages of these names), `mid_epoch:E`
+    (after batch 1 of epoch E), `after_checkpoint:E` (after epoch E's best checkpoint, before
+    its history row), `before_plots` or `before_metrics`. The signal is SIGKILL, or the one
+    `$KERAS_TRANSFORMER_TEST_KILL_SIGNAL` names (`INT`, `TERM`)."""
     if os.environ.get(KILL_AT) == name:
-        os.kill(os.getpid(), signal.SIGKILL)
+        number = getattr(signal, "SIG" + os.environ.get(KILL_SIGNAL, "KILL").upper())
+        os.kill(os.getpid(), number)
+        time.sleep(1)  # the Python handler of SIGINT / SIGTERM runs here
+
+
+_STAGE = ["while starting"]
+
+
+def set_stage(text: str) -> None:
+    """Names what the run is doing now ("while loading the data", "during epoch 3 of 12"), for
+    the line an interruption prints (`current_stage`)."""
+    _STAGE[0] = text
+
+
+def current_stage() -> str:
+    """What the run was doing last (`set_stage`)."""
+    return _STAGE[0]
 
 
 def _fsync_file(path: str) -> None:  # flush a closed file's data to disk
@@ -156,6 +176,56 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
             json.dump({"epoch": self._current_epoch, "batch": self._last_batch_seen}, handle)
         _fsync_file(partial)
         os.replace(partial, self._training_metadata_path)
+
+
+class RunAccounting(keras.callbacks.Callback):
+    """Counts a run's epochs and training seconds over every process that trained it.
+
+    The totals live in the run directory's `state.json` (written after every epoch, at the end of
+    `fit` and, through `save`, when `fit` is interrupted), so a resumed run adds to them.
+
+    Args:
+        run_dir: the run directory.
+
+    Attributes:
+        epochs_run, train_seconds: the totals so far (whole run).
+        stopped_on_nan: whether a batch's loss was not finite.
+    """
+
+    def __init__(self, run_dir: str):
+        super().__init__()
+        self.run_dir, saved = run_dir, rundir.read_state(run_dir)
+        self._prior = float(saved.get("train_seconds", 0.0))
+        self.epochs_run = int(saved.get("epochs_run", 0))
+        self.train_seconds, self.stopped_on_nan, self._start = self._prior, False, None
+        self._epochs = None
+
+    def on_train_begin(self, logs=None):
+        self._start = time.perf_counter()
+        self._epochs = (self.params or {}).get("epochs")
+
+    def on_epoch_begin(self, epoch, logs=None):
+        total = f" of {self._epochs}" if self._epochs else ""
+        set_stage(f"during epoch {epoch + 1}{total}")
+
+    def on_train_batch_end(self, batch, logs=None):
+        loss = (logs or {}).get("loss")
+        if loss is not None and not math.isfinite(float(loss)):
+            self.stopped_on_nan = True
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.epochs_run = epoch + 1
+        self.save()
+
+    def on_train_end(self, logs=None):
+        self.save(fit_finished=True)
+
+    def save(self, **extra) -> None:
+        """Writes the totals (seconds up to now) to `state.json`."""
+        if self._start is not None:
+            self.train_seconds = self._prior + time.perf_counter() - self._start
+        rundir.update_state(self.run_dir, epochs_run=self.epochs_run, stopped_on_nan=self.stopped_on_nan,
+                            train_seconds=round(self.train_seconds, 3), **extra)  # fmt: skip
 
 
 _CLOCKS = {"wall": time.perf_counter, "process": time.process_time}

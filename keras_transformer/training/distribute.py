@@ -162,7 +162,7 @@ def make_strategy(
     else:
         strategy = _tpu_strategy(tpu)
     replicas = strategy.num_replicas_in_sync
-    logger.info("strategy %s: %d replica(s) in sync", type(strategy).__name__, replicas)
+    logger.debug("strategy %s: %d replica(s) in sync", type(strategy).__name__, replicas)
     return strategy
 
 

@@ -9,12 +9,12 @@ import logging
 import math
 import os
 import sys
-import time
 
 import keras
 
 from keras_transformer.plots import read_history
 from keras_transformer.training import callbacks as run_callbacks
+from keras_transformer.training import rundir
 from keras_transformer.training.losses import MaskedAccuracy, MaskedSequenceAccuracy
 from keras_transformer.training.losses import MaskedSparseCategoricalCrossentropy as MaskedLoss
 from keras_transformer.training.optimizer import make_optimizer, paper_adam
@@ -27,16 +27,19 @@ class FitResult:
     """What `fit_run` reports.
 
     Args:
-        seconds: wall-clock time of `model.fit` (this process only).
-        epochs_run: epochs trained by this process (fewer after a resume).
+        seconds: wall-clock time of `model.fit`, summed over every process of the run (an
+            interrupted run resumed counts each part).
+        epochs_run: epochs trained, over every process of the run.
         stopped_on_nan: whether training stopped on a NaN loss.
         best_weights: the path of the best checkpoint (absent if no epoch had a finite loss).
+        steps: optimizer updates made, over the whole run.
     """
 
     seconds: float
     epochs_run: int
     stopped_on_nan: bool
     best_weights: str
+    steps: int = 0
 
     def metrics(self, model: keras.Model) -> dict:
         """The entries every `metrics.json` has: time, epochs, NaN stop, parameters."""
@@ -99,26 +102,39 @@ def fit_run(model: keras.Model, train_ds, val_ds, *, run_dir: str, epochs: int,
     """
     best = os.path.join(run_dir, "checkpoints", "best.weights.h5")
     os.makedirs(os.path.dirname(best), exist_ok=True)
+    state = rundir.read_state(run_dir)
+    if state.get("fit_finished") and os.path.exists(best):
+        # Interrupted after fitting (evaluation, plots): the fit is not run again.
+        model.load_weights(best)
+        return FitResult(float(state.get("train_seconds", 0.0)), int(state.get("epochs_run", 0)),
+                         bool(state.get("stopped_on_nan")), best, int(state.get("steps", 0)))  # fmt: skip
     history_csv, logs = os.path.join(run_dir, "history.csv"), os.path.join(run_dir, "logs")
+    accounting = run_callbacks.RunAccounting(run_dir)
     callbacks = [
         keras.callbacks.TerminateOnNaN(),
         # Resuming keeps the best validation loss so far as the bar to beat.
         run_callbacks.BestWeights(best, "val_loss", best_logged(history_csv, "val_loss")),
         run_callbacks.ResumableCSVLogger(history_csv),
+        accounting,  # before the backup, which is deleted when fit ends
         run_callbacks.AtomicBackupAndRestore(os.path.join(run_dir, "backup")),
         keras.callbacks.EarlyStopping(monitor="val_loss", patience=early_stopping_patience),
         run_callbacks.SequencesConverged(),  # a no-op for models without the sequence accuracy
         *([keras.callbacks.TensorBoard(logs, write_graph=False)] if tensorboard else []),
         *(callbacks or []),
     ]
-    start = time.perf_counter()
-    history = model.fit(
-        train_ds, validation_data=val_ds, epochs=epochs, callbacks=callbacks,
-        shuffle=False,  # the tf.data pipelines shuffle themselves
-        verbose=(1 if sys.stdout.isatty() else 2) if verbose is None else verbose,
-    )  # fmt: skip
-    seconds, losses = time.perf_counter() - start, history.history.get("loss", [])
-    if diverged := any(not math.isfinite(v) for v in losses):
+    try:
+        history = model.fit(
+            train_ds, validation_data=val_ds, epochs=epochs, callbacks=callbacks,
+            shuffle=False,  # the tf.data pipelines shuffle themselves
+            verbose=(1 if sys.stdout.isatty() else 2) if verbose is None else verbose,  # bar or lines
+        )  # fmt: skip
+    except BaseException:  # interrupted (Ctrl-C, SIGTERM) or failed: the seconds still count
+        accounting.save()
+        raise
+    steps = int(keras.ops.convert_to_numpy(model.optimizer.iterations))
+    rundir.update_state(run_dir, steps=steps)
+    losses = history.history.get("loss", [])
+    if diverged := any(not math.isfinite(v) for v in losses) or accounting.stopped_on_nan:
         if not os.path.exists(best):
             raise ValueError(
                 "training diverged (NaN loss) before any checkpoint was saved; lower the "
@@ -128,4 +144,4 @@ def fit_run(model: keras.Model, train_ds, val_ds, *, run_dir: str, epochs: int,
         logger.warning(message, best)
     if os.path.exists(best):
         model.load_weights(best)
-    return FitResult(seconds, len(losses), diverged, best)
+    return FitResult(accounting.train_seconds, accounting.epochs_run, diverged, best, steps)

@@ -17,6 +17,7 @@ from keras_transformer.data.batching.masking import make_mlm_dataset
 from keras_transformer.data.tasks.corpus import load_corpus
 from keras_transformer.models.config import TransformerConfig
 from keras_transformer.training import rundir
+from keras_transformer.training.callbacks import set_stage
 from keras_transformer.training.devices import use_xla
 from keras_transformer.training.fitting import classifier_compile, compile_model, fit_run
 from keras_transformer.training.optimizer import paper_adam
@@ -116,6 +117,8 @@ def compare_fine_tuning(
 def pretrain(config: PretrainConfig) -> dict:
     """Runs one pre-training job and writes its run directory; returns `metrics.json`."""
     run_dir = config.run_dir
+    rundir.check_run_dir(config, run_dir)  # before any data work
+    set_stage("while loading the corpus")
     texts = load_corpus(config.corpus, num_sentences=config.num_sentences, seed=config.seed)
     rundir.start_run_dir(config, run_dir)
     train_texts, validation_texts = split_corpus(texts, config.validation_fraction, config.seed)
@@ -123,6 +126,7 @@ def pretrain(config: PretrainConfig) -> dict:
         "corpus %s: %d training, %d validation texts",
         config.corpus, len(train_texts), len(validation_texts),
     )  # fmt: skip
+    set_stage("while learning the vocabulary")
     tokenizer = data.WordPieceTokenizer.learn(train_texts, config.vocab_size)
     tokenizer.save(os.path.join(run_dir, "tokenizers", "source"))
 
@@ -132,9 +136,10 @@ def pretrain(config: PretrainConfig) -> dict:
             seed=config.seed, shuffle=training, rate=config.mask_rate,
         )  # fmt: skip
 
+    set_stage("while building the model")
     model = models.build_masked_language_model(tokenizer.vocab_size, config=config.model)
     xla = use_xla("auto")
-    optimizer = compile_model(model, config, xla)
+    compile_model(model, config, xla)
     rundir.write_config(
         config, run_dir, objective=OBJECTIVE, jit_compile_resolved=xla,
         source_vocab_size=tokenizer.vocab_size, num_train_texts=len(train_texts),
@@ -144,6 +149,7 @@ def pretrain(config: PretrainConfig) -> dict:
         model, dataset(train_texts, True), dataset(validation_texts, False), run_dir=run_dir,
         epochs=config.epochs, early_stopping_patience=config.early_stopping_patience,
     )  # fmt: skip
+    set_stage("while saving and evaluating the model (pre-training is done)")
     model.save(os.path.join(run_dir, "model.keras"))
     scores = model.evaluate(dataset(validation_texts, False), verbose=0, return_dict=True)
     metrics = {
@@ -151,8 +157,9 @@ def pretrain(config: PretrainConfig) -> dict:
         "validation_masked_accuracy": float(scores["masked_accuracy"]), **fit.metrics(model),
         "num_train_texts": len(train_texts),
     }  # fmt: skip
-    rundir.plot_run_curves(run_dir, config, int(optimizer.iterations.numpy()))
+    rundir.plot_run_curves(run_dir, config, fit.steps)
     if config.finetune_task is not None:
+        set_stage("while fine-tuning (pre-training is done)")
         task = data.load_task(config.finetune_task, seed=config.seed)
         logger.info(
             "fine-tuning on %s (%d labelled training texts), from the pre-trained encoder "
@@ -164,6 +171,7 @@ def pretrain(config: PretrainConfig) -> dict:
             seed=config.seed,
         )  # fmt: skip
     rundir.write_json(os.path.join(run_dir, "metrics.json"), metrics)
+    rundir.finish_run(run_dir)
     return metrics
 
 

@@ -11,7 +11,7 @@ from keras_transformer import data
 from keras_transformer.choices import PRECISIONS
 from keras_transformer.data.sizing import PIECES_PER_WORD, corpus_stats
 from keras_transformer.training import distribute, init_from, planning, rundir
-from keras_transformer.training.callbacks import TimeBudget, kill_point
+from keras_transformer.training.callbacks import TimeBudget, kill_point, set_stage
 from keras_transformer.training.config import BUDGET_EPOCHS, TrainConfig
 from keras_transformer.training.devices import resolve_precision, use_xla
 from keras_transformer.training.fitting import compile_model, fit_run
@@ -32,16 +32,21 @@ def train(config: TrainConfig) -> dict:
     """Run one training job and write its run directory; returns `metrics.json`.
 
     Sizes and a warm-up left to the data are planned here (`training.planning`) and applied to
-    a copy of `config`: the caller's object is left as it was."""
-    if not config.overwrite:  # a finished run is refused at once; --overwrite clears it later
-        rundir.check_not_finished(config.run_dir, overwrite=False)
+    a copy of `config`: the caller's object is left as it was. The run directory is checked
+    first (`rundir.check_run_dir`: a file in the way, a finished run, an unfinished run with
+    other settings), before any data work; `--overwrite` clears it once the data is ready."""
+    rundir.check_run_dir(config, config.run_dir)
+    requested = rundir.requested_settings(config)
+    set_stage("while setting up the devices")
     # First TensorFlow call: logical devices and collectives are fixed at start-up.
     strategy = distribute.make_strategy(config.strategy, config.cpu_devices)
     per_replica = distribute.check_global_batch(config.batch_size, strategy)
     replicas = strategy.num_replicas_in_sync
-    logger.info("global batch %d = %d replica(s) x %d", config.batch_size, replicas, per_replica)
+    logger.info("devices: %s; %s", _devices_text(), _batch_text(config, replicas, per_replica))
     # The data (and a pre-trained encoder) are read and checked before any file is made;
     # the chief writes the run directory, other workers a temporary one.
+    set_stage("while loading the data")
+    kill_point("loading_data")  # test hook (callbacks.kill_point): no-op unless set
     task = data.load_task(config.task, **config.task_options())
     rundir.check_splits(task)
     init, init_record = None, {}
@@ -57,15 +62,26 @@ def train(config: TrainConfig) -> dict:
     precision = resolve_precision(config.mixed_precision)
     keras.mixed_precision.set_global_policy(PRECISIONS[precision])
     xla = use_xla(config.jit_compile)
+    logger.info("precision %s, XLA compilation %s", PRECISIONS[precision], "on" if xla else "off")
     logger.info("task %s: %d train, %d validation, %d test examples", task.name, len(task.train),
                 len(task.validation), len(task.test))  # fmt: skip
     # The recipe learns the vocabularies and batches in memory: bad settings fail before any file.
+    set_stage("while learning the vocabularies")
     recipe = RECIPES[recipe_name(config)](config, task, init)
     if recipe.sizes:  # max_length from the measured pieces, the vocabulary size learnt
         logger.info("sized from the tokenized training pairs: %s", recipe.sizes)
         config, sized = dataclasses.replace(config, **recipe.sizes), {**sized, **recipe.sizes}
-    rundir.check_not_finished(config.run_dir, config.overwrite)
+    pieces = ", ".join(f"{name} {tok.vocab_size}" for name, tok in recipe.tokenizers.items())
+    logger.info("vocabularies (WordPiece pieces): %s", pieces)
+    if config.overwrite:
+        rundir.clear_run(config.run_dir)
+    resumed = rundir.read_state(config.run_dir).get("epochs_run", 0)
     run_dir = rundir.make_run_dir(distribute.write_dir(config.run_dir, strategy))
+    if resumed:
+        logger.info("run directory %s: resuming after epoch %d", run_dir, resumed)
+    else:
+        logger.info("run directory %s", run_dir)
+    rundir.update_state(run_dir, settings=requested)
     for name, tokenizer in recipe.tokenizers.items():
         tokenizer.save(os.path.join(run_dir, "tokenizers", name))
     schedule, callbacks = None, []
@@ -76,11 +92,16 @@ def train(config: TrainConfig) -> dict:
         schedule = BudgetSchedule(*plan)
     if config.time_budget is not None:  # one line per epoch: time used and left, not "Epoch 3/1000"
         callbacks.append(TimeBudget(config.time_budget, schedule=schedule, progress=True))
+    set_stage("while building the model")
+    kill_point("building_model")
     with strategy.scope():  # variables mirrored on every replica
         model = recipe.build()
-        optimizer = compile_model(model, config, xla, loss=recipe.loss, metrics=recipe.metrics,
+        compile_model(model, config, xla, loss=recipe.loss, metrics=recipe.metrics,
                                   learning_rate=recipe.learning_rate or schedule)  # fmt: skip
     distribute.prepare_for_strategy(model, recipe.train_ds.element_spec)
+    limit = (f"for {config.time_budget:g} s" if config.time_budget is not None
+             else f"for up to {config.epochs} epochs")  # fmt: skip
+    logger.info("model: %s parameters; training %s", f"{model.count_params():,}", limit)
     rundir.write_config(
         config, run_dir, jit_compile_resolved=xla, mixed_precision_resolved=precision,
         num_replicas=replicas, sized_from_data=_recorded(sized, config),
@@ -90,20 +111,25 @@ def train(config: TrainConfig) -> dict:
     fit = fit_run(model, recipe.train_ds, recipe.val_ds, run_dir=run_dir, epochs=config.epochs,
                   early_stopping_patience=config.early_stopping_patience,
                   callbacks=callbacks, verbose=0 if callbacks else None)  # fmt: skip
+    set_stage("while saving and evaluating the model (training is done)")
     model.save(os.path.join(run_dir, "model.keras"))
     kill_point("before_plots")  # test hook (callbacks.kill_point): no-op unless set
+    logger.info("training done (%d epochs in all); evaluating on the test split", fit.epochs_run)
     metrics = {"architecture": config.architecture, **recipe.evaluate(model, fit),
                **fit.metrics(model), "num_test": len(task.test)}  # fmt: skip
     if config.time_budget is not None:
         metrics["time_budget_seconds"] = config.time_budget
         metrics["stopped_by_time_budget"] = callbacks[0].stopped
-    steps = int(optimizer.iterations.numpy())
-    plot_run_curves(run_dir, config, steps, schedule=recipe.learning_rate or schedule)
+    set_stage("while drawing the plots (training is done)")
+    plot_run_curves(run_dir, config, fit.steps, schedule=recipe.learning_rate or schedule)
     if recipe.plot is not None:
         recipe.plot(model, os.path.join(run_dir, "plots"))
     # metrics.json marks a finished run: written last, so a run stopped before it is resumed.
     kill_point("before_metrics")
     rundir.write_json(os.path.join(run_dir, "metrics.json"), metrics)
+    rundir.finish_run(run_dir)
+    logger.info("wrote %s", os.path.join(config.run_dir, "metrics.json"))
+    set_stage("done")
     keras.mixed_precision.set_global_policy("float32")
     if run_dir != config.run_dir:  # a non-chief worker: its files were only a copy
         shutil.rmtree(run_dir, ignore_errors=True)
@@ -120,6 +146,19 @@ def _budget_epochs(config: TrainConfig) -> dict:
 def _recorded(sized: dict, config: TrainConfig) -> dict:
     """The sizes chosen from the data, without a budget run's epoch cap."""
     return {k: v for k, v in sized.items() if k != "epochs" or not _budget_epochs(config)}
+
+
+def _devices_text() -> str:
+    import tensorflow as tf
+
+    gpus = tf.config.list_physical_devices("GPU")
+    return f"{len(gpus)} GPU(s)" if gpus else "CPU only (no GPU found)"
+
+
+def _batch_text(config: TrainConfig, replicas: int, per_replica: int) -> str:
+    if replicas == 1:
+        return f"batch size {config.batch_size}"
+    return f"global batch {config.batch_size} = {replicas} replicas x {per_replica}"
 
 
 def size_from_data(config: TrainConfig, task) -> dict:

@@ -12,22 +12,119 @@ import tensorflow as tf
 from keras_transformer import plots
 from keras_transformer.training.schedule import TransformerSchedule
 
+STATE = "state.json"
+"""An unfinished run's own file: the settings it was started with and the training so far
+(`epochs_run`, `train_seconds` over every process, `fit_finished`); removed when it finishes."""
 
-def check_not_finished(run_dir: str, overwrite: bool) -> None:
-    """`FileExistsError` for a finished run (one with `metrics.json`), unless `overwrite`, which
-    deletes its training state; an unfinished run is left alone, to be resumed."""
-    if not os.path.exists(os.path.join(run_dir, "metrics.json")):
+RUN_FILES = ("config.json", "history.csv", "metrics.json", "model.keras", STATE)
+RUN_FOLDERS = ("backup", "checkpoints", "logs", "plots", "tokenizers")
+"""What a run directory holds: `--overwrite` deletes these names, and nothing else."""
+
+IGNORED_SETTINGS = ("overwrite", "out")
+"""Settings that may change when an unfinished run is resumed (`out` names the directory)."""
+
+
+def check_run_dir(config: Any, run_dir: str) -> None:
+    """Checks that `config` may write `run_dir`, before any data work or file is written.
+
+    Refused: a path that is a file; a finished run (with `metrics.json`) unless `--overwrite`;
+    an unfinished run started with other settings unless `--overwrite`.
+
+    Raises:
+        FileExistsError: naming the path, or the settings that differ (old -> new), and the
+            ways on.
+    """
+    if os.path.exists(run_dir) and not os.path.isdir(run_dir):
+        raise FileExistsError(f"--out {run_dir} is a file, not a directory; pass another --out.")
+    if config.overwrite:
         return
-    if not overwrite:
+    if os.path.exists(os.path.join(run_dir, "metrics.json")):
         raise FileExistsError(
             f"{run_dir} already holds a finished run (metrics.json). "
             "Pass --out DIR for a new run, or --overwrite to replace it."
         )
-    for name in ("history.csv", "metrics.json"):
-        if os.path.exists(path := os.path.join(run_dir, name)):
+    if changed := changed_settings(config, run_dir):
+        differences = ", ".join(
+            f"{_flag(name)} {_shown(old)} -> {_shown(new)}" for name, (old, new) in changed.items()
+        )  # fmt: skip
+        raise FileExistsError(
+            f"{run_dir} holds an unfinished run started with other settings ({differences}); "
+            "resume it with its old settings, or pass --overwrite to start it again."
+        )
+
+
+def changed_settings(config: Any, run_dir: str) -> dict[str, tuple[Any, Any]]:
+    """`{name: (old, new)}`: the settings of `config` that differ from those the unfinished run
+    in `run_dir` was started with (`state.json`, else the non-planned values of `config.json`)."""
+    new = requested_settings(config)
+    state = read_state(run_dir)
+    if "settings" in state:
+        old, planned = state["settings"], False
+    else:  # a run from before state.json: its config.json holds planned sizes too
+        old, planned = _read_json(os.path.join(run_dir, "config.json")), True
+    changed = {}
+    for name, value in new.items():
+        if name not in old or (planned and value is None):
+            continue
+        if old[name] != value:
+            changed[name] = (old[name], value)
+    return changed
+
+
+def requested_settings(config: Any) -> dict[str, Any]:
+    """The settings a run was asked for (before sizes are planned from the data), as JSON."""
+    settings = dataclasses.asdict(config)
+    return json.loads(json.dumps({k: v for k, v in settings.items() if k not in IGNORED_SETTINGS}))
+
+
+def clear_run(run_dir: str) -> None:
+    """Deletes the files and folders of a run (`RUN_FILES`, `RUN_FOLDERS`), finished or not:
+    `--overwrite`. Other files in `run_dir` are left alone."""
+    for name in RUN_FILES:
+        if os.path.isfile(path := os.path.join(run_dir, name)):
             os.remove(path)
-    for name in ("checkpoints", "backup", "logs", "plots"):
+    for name in RUN_FOLDERS:
         shutil.rmtree(os.path.join(run_dir, name), ignore_errors=True)
+
+
+def read_state(run_dir: str) -> dict[str, Any]:
+    """The content of `state.json` (`{}` when absent or unreadable)."""
+    return _read_json(os.path.join(run_dir, STATE))
+
+
+def update_state(run_dir: str, **values: Any) -> None:
+    """Sets `values` in `state.json` (created if missing), atomically."""
+    state = {**read_state(run_dir), **values}
+    partial = os.path.join(run_dir, f".partial-{STATE}")
+    with open(partial, "w", encoding="utf-8") as handle:
+        json.dump(state, handle, indent=2, ensure_ascii=False)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(partial, os.path.join(run_dir, STATE))
+
+
+def finish_run(run_dir: str) -> None:
+    """After `metrics.json`: the run is finished; its `state.json` and backup go."""
+    if os.path.isfile(path := os.path.join(run_dir, STATE)):
+        os.remove(path)
+    shutil.rmtree(os.path.join(run_dir, "backup"), ignore_errors=True)
+
+
+def _read_json(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            content = json.load(handle)
+    except (OSError, ValueError):
+        return {}
+    return content if isinstance(content, dict) else {}
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _shown(value: Any) -> str:
+    return "(default)" if value is None else str(value)
 
 
 def make_run_dir(run_dir: str) -> str:
@@ -47,9 +144,13 @@ def make_run_dir(run_dir: str) -> str:
 
 
 def start_run_dir(config: Any, run_dir: str) -> None:
-    """Checks `run_dir` is not a finished run, creates it, and seeds Keras with `config.seed`."""
-    check_not_finished(run_dir, config.overwrite)
+    """Checks `run_dir` (`check_run_dir`; `--overwrite` clears it), creates it with the
+    requested settings in `state.json`, and seeds Keras with `config.seed`."""
+    check_run_dir(config, run_dir)
+    if config.overwrite:
+        clear_run(run_dir)
     make_run_dir(run_dir)
+    update_state(run_dir, settings=requested_settings(config))
     keras.utils.set_random_seed(config.seed)
 
 

@@ -87,7 +87,7 @@ def test_bad_input_is_one_line(pretrained, tmp_path, capsys):
         (["pretrain", "--corpus", str(tmp_path / "missing.txt"), "--out", str(tmp_path / "a")],
          "does not exist or is not a file"),
         (["pretrain", "--d-model", "30", "--num-heads", "4", "--out", str(tmp_path / "b")],
-         "d_model=30 must be divisible by num_heads=4"),
+         "--d-model 30 is not divisible by --num-heads 4"),
         (["train", "--task", "reviews", "--architecture", "encoder", "--init-from",
           str(tmp_path), "--out", str(tmp_path / "c")], "is not a finished pre-training run"),
         (["train", "--task", "numbers", "--init-from", str(pretrained), "--out",

@@ -73,7 +73,8 @@ def test_sigkill_at_a_named_point_then_same_command_resumes(tmp_path, point, row
     assert finished.returncode == 0, finished.stderr[-3000:]
     assert [int(r["epoch"]) for r in history(out)] == list(range(EPOCHS))
     metrics = json.loads((out / "metrics.json").read_text())
-    assert metrics["epochs_run"] == EPOCHS - backed_up
+    assert metrics["epochs_run"] == EPOCHS  # the whole run, every process (state.json)
+    assert not (out / "state.json").exists()  # a finished run keeps no resume state
     assert not (out / "backup").exists()  # BackupAndRestore cleans up after a finished run
     assert not list(out.rglob(".partial-*"))
     from keras_transformer.runs import run_files
@@ -154,7 +155,7 @@ def test_nan_before_any_checkpoint_is_a_clear_error(tmp_path, monkeypatch, capsy
         (["train", "--task", "tsv"], "--data"),
         (
             ["train", "--d-model", "130", "--num-heads", "8"],
-            "d_model=130 must be divisible by num_heads=8",
+            "--d-model 130 is not divisible by --num-heads 8",
         ),
         (["train", "--dropout", "1.0"], "dropout"),
         (["train", "--num-layers", "0"], "num_layers"),
