@@ -86,8 +86,10 @@ def register(sub) -> None:
     p.add_argument("--learning-rate", type=POSITIVE,
                    help="constant Adam learning rate (default: none, the paper's warm-up schedule)")
     p.add_argument("--init-from", metavar="RUN_DIR",
-                   help="fine-tune the encoder of a keras-transformer pretrain run (--architecture "
-                   "encoder, --task reviews or imdb); its tokenizer and sizes are used")
+                   help="start from a finished run: continue a translation run (encoder-decoder or "
+                   "decoder-only: its weights, tokenizers and sizes, with new data, budget or "
+                   "epochs), or fine-tune the encoder of a pretrain run (--architecture encoder, "
+                   "--task reviews or imdb)")
     p.add_argument("--freeze-embeddings", action="store_true",
                    help="keep the token embeddings fixed (classification on a small labelled set)")
     p.add_argument("--out", help="run directory (default: runs/<task>[_<src>_<tgt>][_<architecture>])")
