@@ -35,7 +35,7 @@ def test_helper_fails_when_get_config_drops_an_argument():
 @pytest.mark.parametrize(
     "cls, arguments",
     [
-        (FeedForward, {"dff": 16, "dropout": 0.2, "activation": "gelu", "norm_first": True}),
+        (FeedForward, {"dff": 16, "activation": "gelu"}),
         (AddNorm, {"norm_first": True, "epsilon": 1e-3}),
         (
             EncoderLayer,
@@ -45,7 +45,7 @@ def test_helper_fails_when_get_config_drops_an_argument():
         (
             DecoderLayer,
             {"num_heads": 2, "dff": 16, "dropout": 0.2, "activation": "gelu",
-             "norm_first": True, "cross_attention": False},
+             "norm_first": True, "use_cross_attention": False},
         ),
     ],
 )  # fmt: skip

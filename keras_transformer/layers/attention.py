@@ -355,10 +355,17 @@ class MultiHeadAttention(keras.layers.Layer):
         return {**super().get_config(), **config}
 
 
+class InvalidArgumentType(TypeError, ValueError):
+    """A size of the wrong type: a TypeError, as everywhere in the package, and also the
+    ValueError keras.layers.MultiHeadAttention raises (Keras's own tests expect it)."""
+
+
 def _check_size(name: str, value, expected: str = "a positive integer") -> None:
     """Keras's wording, so that a Keras user (and Keras's tests) recognise the error."""
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(
+    wrong_type = isinstance(value, bool) or not isinstance(value, int)
+    if wrong_type or value <= 0:
+        error = InvalidArgumentType if wrong_type else ValueError
+        raise error(
             f"Received an invalid value for argument `{name}`, expected {expected}. "
             f"Received: {name}={value!r}"
         )

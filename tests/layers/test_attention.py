@@ -235,6 +235,11 @@ def test_invalid_arguments_are_named(kwargs, error, message):
         MultiHeadAttention(**kwargs)
 
 
+def test_a_wrong_type_is_also_the_value_error_keras_raises():
+    with pytest.raises(ValueError, match="argument `key_dim`"):
+        MultiHeadAttention(num_heads=2, key_dim=1.5)
+
+
 # ---------------------------------------------------------------- Keras conventions (issue 29)
 
 
