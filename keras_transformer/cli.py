@@ -181,6 +181,10 @@ def _import_tensorflow_quietly() -> None:
         os.dup2(sink.fileno(), 2)
         try:
             import tensorflow as tf
+
+            # Probing the devices once here sends CUDA's "failed call to cuInit" line (written
+            # on a machine without a GPU, whatever the log level) to the sink too.
+            tf.config.list_physical_devices("GPU")
         except KeyboardInterrupt:
             raise  # Ctrl-C while TensorFlow loads: no log lines, one line from `main`
         except BaseException:

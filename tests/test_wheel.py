@@ -121,6 +121,17 @@ def test_train_translate_export(installed):
     assert len(translated.splitlines()) == 1
     _run([str(script), "export", "run", "--out", "exported"], cwd=work, env=env)
     assert (work / "exported" / "1" / "saved_model.pb").is_file()
+    _run([str(script), "attention", "run", "five", "--out", "five.html"], cwd=work, env=env)
+    assert "five" in (work / "five.html").read_text(encoding="utf-8")
+
+
+def test_every_command_of_the_installed_help_is_exercised(installed):
+    script, _, work, env = installed
+    help_text = _run([str(script), "--help"], cwd=work, env=env).stdout
+    listed = help_text[help_text.index("{") + 1 : help_text.index("}")].split(",")
+    exercised = {"train", "pretrain", "translate", "export", "attention", "compare", "benchmark",
+                 "exercises"}  # fmt: skip
+    assert set(listed) == exercised, "a new command: run it from the wheel in this file"
 
 
 def test_no_module_reads_the_clone_at_run_time():

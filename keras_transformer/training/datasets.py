@@ -19,7 +19,7 @@ def report_truncated(
     """Log how many training texts of `side` exceed `max_length` framed tokens; return it.
 
     A length chosen from the data cuts at most 1 % of the pairs by design: an INFO line; a
-    given one that cuts texts: a warning that names the side and the value."""
+    set one (given, or the task's default) that cuts texts: a warning naming side and value."""
     count = int((np.asarray(lengths) > max_length - 2).sum())  # [START] and [END]: two tokens
     if not count:
         return count
@@ -30,8 +30,8 @@ def report_truncated(
         )  # fmt: skip
     else:
         logger.warning(
-            "%s: %d of %d training texts exceed max_length=%d (given) and are truncated; raise "
-            "--max-length to keep them whole.", side, count, len(lengths), max_length,
+            "%s: %d of %d training texts exceed max_length=%d (the setting, not chosen from the "
+            "data) and are truncated; raise --max-length to keep them whole.", side, count, len(lengths), max_length,
         )  # fmt: skip
     return count
 
