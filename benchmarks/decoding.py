@@ -118,8 +118,10 @@ def time_run_dir(run_dir: str, texts: list[str], batches: list[int], repeats: in
     """`from_run_dir` defaults vs `use_cache=False`: seconds per batch, same outputs."""
     cached = Translator.from_run_dir(run_dir)
     uncached = Translator.from_run_dir(run_dir, use_cache=False)
-    print(f"run {run_dir}: cached XLA {'on' if cached.jit_compile else 'off'}, "
-          f"uncached XLA {'on' if uncached.jit_compile else 'off'} (jit_compile='auto')")  # fmt: skip
+    print(
+        f"run {run_dir}: cached XLA {'on' if cached.jit_compile else 'off'}, "
+        f"uncached XLA {'on' if uncached.jit_compile else 'off'} (jit_compile='auto')"
+    )
     rows = []
     for batch in batches:
         chosen = texts[:batch]
@@ -134,14 +136,20 @@ def time_run_dir(run_dir: str, texts: list[str], batches: list[int], repeats: in
                 times[name].append(time.perf_counter() - start)
         median = {name: statistics.median(values) for name, values in times.items()}
         best = {name: min(values) for name, values in times.items()}
-        row = {"batch": batch, "target_tokens": round(tokens, 1), "cached_s": median["cached"],
-               "uncached_s": median["uncached"],
-               "speedup": round(median["uncached"] / median["cached"], 2),
-               "speedup_of_minima": round(best["uncached"] / best["cached"], 2)}  # fmt: skip
-        print(f"  batch {batch:>3}, {tokens:4.1f} target tokens: cached {median['cached'] * 1e3:7.1f}"
-              f" ms, uncached {median['uncached'] * 1e3:7.1f} ms (medians of {repeats}): cached "
-              f"is {row['speedup']:.2f}x ({row['speedup_of_minima']:.2f}x by the fastest runs), "
-              f"same translations")  # fmt: skip
+        row = {
+            "batch": batch,
+            "target_tokens": round(tokens, 1),
+            "cached_s": median["cached"],
+            "uncached_s": median["uncached"],
+            "speedup": round(median["uncached"] / median["cached"], 2),
+            "speedup_of_minima": round(best["uncached"] / best["cached"], 2),
+        }
+        print(
+            f"  batch {batch:>3}, {tokens:4.1f} target tokens: cached {median['cached'] * 1e3:7.1f}"
+            f" ms, uncached {median['uncached'] * 1e3:7.1f} ms (medians of {repeats}): cached "
+            f"is {row['speedup']:.2f}x ({row['speedup_of_minima']:.2f}x by the fastest runs), "
+            f"same translations"
+        )
         rows.append(row)
     return rows
 
@@ -154,8 +162,15 @@ def run_dir_texts(run_dir: str, texts_file: str | None, count: int) -> list[str]
         config = json.load(handle)
     if config.get("task") != "numbers":
         raise SystemExit(f"--run-dir {run_dir}: its task is {config.get('task')!r}; pass --texts")
-    task = load_task("numbers", source_lang=config["source_lang"], target_lang=config[
-        "target_lang"], num_train=1, num_validation=1, num_test=50 * count, seed=1)  # fmt: skip
+    task = load_task(
+        "numbers",
+        source_lang=config["source_lang"],
+        target_lang=config["target_lang"],
+        num_train=1,
+        num_validation=1,
+        num_test=50 * count,
+        seed=1,
+    )
     return sorted((source for source, _ in task.test), key=len, reverse=True)[:count]
 
 
@@ -190,9 +205,14 @@ def main() -> None:
 
     cfg = TrainConfig()
     model = build_transformer(
-        VOCAB, VOCAB, num_layers=cfg.num_layers, d_model=cfg.d_model, num_heads=cfg.num_heads,
-        dff=cfg.dff, max_length=max(max(args.lengths) + 1, SOURCE_WORDS + 2),
-    )  # fmt: skip
+        VOCAB,
+        VOCAB,
+        num_layers=cfg.num_layers,
+        d_model=cfg.d_model,
+        num_heads=cfg.num_heads,
+        dff=cfg.dff,
+        max_length=max(max(args.lengths) + 1, SOURCE_WORDS + 2),
+    )
     kernel, bias = model.get_layer("logits").get_weights()
     bias[: len(RESERVED_TOKENS)] = -1e9  # no [END] (nor other reserved id): exactly N words
     model.get_layer("logits").set_weights([kernel, bias])
@@ -276,10 +296,15 @@ def main() -> None:
                 )
                 ratio = round(plain["seconds"] / cached["seconds"], 2)
                 summary.append(
-                    {"new_tokens": new_tokens, "batch": batch, "path": path, "speedup": ratio,
-                     "cached": f"XLA {'on' if cached['xla'] else 'off'}",
-                     "uncached": f"{plain['decoder']}, XLA {'on' if plain['xla'] else 'off'}"}
-                )  # fmt: skip
+                    {
+                        "new_tokens": new_tokens,
+                        "batch": batch,
+                        "path": path,
+                        "speedup": ratio,
+                        "cached": f"XLA {'on' if cached['xla'] else 'off'}",
+                        "uncached": f"{plain['decoder']}, XLA {'on' if plain['xla'] else 'off'}",
+                    }
+                )
                 print(
                     f"  {new_tokens:>4} tokens, batch {batch:>3}, {path:<10}: {ratio:5.2f}x "
                     f"(cached with XLA {'on' if cached['xla'] else 'off'} vs {plain['decoder']} "

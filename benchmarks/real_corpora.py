@@ -506,8 +506,10 @@ def run(args) -> None:
         task = tsv_task(path=path, seed=args.seed)  # the split train --task tsv makes
         test = task.validation if args.split == "validation" else task.test
         test = test[: args.limit_test] if args.limit_test else test
-        log(f"== {pair}: train {len(task.train)}, validation {len(task.validation)}; scoring "
-            f"{len(test)} {args.split} pairs")  # fmt: skip
+        log(
+            f"== {pair}: train {len(task.train)}, validation {len(task.validation)}; scoring "
+            f"{len(test)} {args.split} pairs"
+        )
         sources = [s for s, _ in test]
         references = [t for _, t in test]
         entry = {}

@@ -9,9 +9,17 @@ import importlib
 __version__ = "0.1.0"
 
 SUBMODULES = (
-    "analysis", "course", "data", "exercises", "export", "inference", "layers", "models", "plots",
+    "analysis",
+    "course",
+    "data",
+    "exercises",
+    "export",
+    "inference",
+    "layers",
+    "models",
+    "plots",
     "training",
-)  # fmt: skip
+)
 
 REGISTERING_MODULES = (
     "keras_transformer.layers",  # imports every layer module

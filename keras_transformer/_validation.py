@@ -40,9 +40,15 @@ def check_positive_int(name: str, value: Any) -> int:
 
 
 def check_number(
-    name: str, value: Any, minimum: float | None = None, maximum: float | None = None, *,
-    open_minimum: bool = False, open_maximum: bool = True, hint: str = "",
-) -> float:  # fmt: skip
+    name: str,
+    value: Any,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    *,
+    open_minimum: bool = False,
+    open_maximum: bool = True,
+    hint: str = "",
+) -> float:
     """Returns `value` as a float if it is a finite real number (not a bool) in range.
 
     The range is `[minimum, maximum)` by default; `open_minimum` / `open_maximum` choose the
@@ -80,8 +86,10 @@ def check_rate(name: str, value: Any) -> float:
 def check_divisible(d_model: int, num_heads: int) -> None:
     """Raise `ValueError` unless `d_model` splits evenly into `num_heads` heads."""
     if d_model % num_heads:
-        raise ValueError(f"d_model={d_model} must be divisible by num_heads={num_heads}; pick "
-                         f"num_heads among the divisors of d_model or pass key_dim explicitly.")  # fmt: skip
+        raise ValueError(
+            f"d_model={d_model} must be divisible by num_heads={num_heads}; pick "
+            f"num_heads among the divisors of d_model or pass key_dim explicitly."
+        )
 
 
 def check_choice(name: str, value: Any, choices) -> Any:

@@ -48,10 +48,15 @@ def attention_data(
     """
     unknown = sorted(set(weights) - set(KINDS))
     if unknown or not weights:
-        raise ValueError(f"weights must map some of {list(KINDS)} to per-layer arrays; "
-                         f"received keys {sorted(weights)}")  # fmt: skip
-    sides = {"encoder self": ("source", "source"), "decoder self": ("target", "target"),
-             "cross": ("target", "source")}  # fmt: skip
+        raise ValueError(
+            f"weights must map some of {list(KINDS)} to per-layer arrays; "
+            f"received keys {sorted(weights)}"
+        )
+    sides = {
+        "encoder self": ("source", "source"),
+        "decoder self": ("target", "target"),
+        "cross": ("target", "source"),
+    }
     lengths = {"source": len(source_tokens), "target": len(target_tokens)}
     kinds = {}
     for kind in KINDS:
@@ -63,9 +68,11 @@ def attention_data(
             layer = np.asarray(layer, dtype="float32")
             expected = (lengths[queries], lengths[keys])
             if layer.ndim != 3 or layer.shape[1:] != expected:
-                raise ValueError(f"{kind} layer {index}: weights of shape {layer.shape}; expected "
-                                 f"(num_heads, {expected[0]}, {expected[1]}) for {lengths[queries]} "
-                                 f"{queries} and {lengths[keys]} {keys} tokens")  # fmt: skip
+                raise ValueError(
+                    f"{kind} layer {index}: weights of shape {layer.shape}; expected "
+                    f"(num_heads, {expected[0]}, {expected[1]}) for {lengths[queries]} "
+                    f"{queries} and {lengths[keys]} {keys} tokens"
+                )
             layers.append(np.round(layer, 4).tolist())
         kinds[kind] = {"queries": queries, "keys": keys, "layers": layers}
     return {"source": list(source_tokens), "target": list(target_tokens), "kinds": kinds}
@@ -194,8 +201,9 @@ def render_page(data: dict, title: str = "Attention") -> str:
 
     rows = [f'<div class="tokens" id="source-tokens"><b>source</b>{row(data["source"])}</div>']
     if data["target"]:
-        rows.append(f'<div class="tokens" id="target-tokens"><b>translation</b>'
-                    f'{row(data["target"])}</div>')  # fmt: skip
+        rows.append(
+            f'<div class="tokens" id="target-tokens"><b>translation</b>{row(data["target"])}</div>'
+        )
     else:
         rows.append('<div class="tokens" id="target-tokens" hidden></div>')
     return f"""<!DOCTYPE html>
@@ -230,13 +238,16 @@ def _model_sizes(model) -> tuple:
     shared = "shared_embedding" in names
     embedding = names["shared_embedding" if shared else "encoder_embedding"].get_config()
     layer = names["encoder_layer_0"].get_config()
-    sizes = {key: layer[key] for key in ("num_heads", "dff", "dropout", "attention_dropout",
-                                         "norm_first", "activation")}  # fmt: skip
+    sizes = {
+        key: layer[key]
+        for key in ("num_heads", "dff", "dropout", "attention_dropout", "norm_first", "activation")
+    }
     sizes.update(
         num_layers=sum(1 for name in names if name.startswith("encoder_layer_")),
-        d_model=embedding["d_model"], max_length=embedding["max_length"],
+        d_model=embedding["d_model"],
+        max_length=embedding["max_length"],
         learned_positions=embedding["learned_positions"],
-    )  # fmt: skip
+    )
     return TransformerConfig(**sizes), shared
 
 
@@ -263,8 +274,10 @@ def translation_attention(run_dir, text: str) -> dict:
     _check_text(text)
     translator = run_dir if isinstance(run_dir, Translator) else Translator.from_run_dir(run_dir)
     if not isinstance(translator, Translator):
-        raise ValueError(f"{run_dir} holds a decoder-only model; the attention page needs an "
-                         f"encoder-decoder run of 'keras-transformer train'")  # fmt: skip
+        raise ValueError(
+            f"{run_dir} holds a decoder-only model; the attention page needs an "
+            f"encoder-decoder run of 'keras-transformer train'"
+        )
     model, source_tok, target_tok = (
         translator.model,
         translator.source_tokenizer,
@@ -272,9 +285,12 @@ def translation_attention(run_dir, text: str) -> dict:
     )
     config, shared = _model_sizes(model)
     probe = models.build_transformer(
-        source_tok.vocab_size, target_tok.vocab_size, config=config, share_embeddings=shared,
+        source_tok.vocab_size,
+        target_tok.vocab_size,
+        config=config,
+        share_embeddings=shared,
         return_attention_scores=True,
-    )  # fmt: skip
+    )
     probe.set_weights(model.get_weights())
     generated = [int(t) for t in translator.translate_tokens([text])[0] if t != 0]
     target_ids = np.array([[target_tok.start_id, *generated[:-1]]], "int32")
@@ -288,9 +304,10 @@ def translation_attention(run_dir, text: str) -> dict:
         "cross": [scores[f"decoder_layer_{i}_cross_attention"][0] for i in layers],
     }
     found = attention_data(
-        _tokens(source_ids[0], source_tok), _tokens(target_ids[0], target_tok),
+        _tokens(source_ids[0], source_tok),
+        _tokens(target_ids[0], target_tok),
         {kind: [np.asarray(w) for w in layer_weights] for kind, layer_weights in weights.items()},
-    )  # fmt: skip
+    )
     found["translation"] = translator([text])[0]
     return found
 
@@ -322,11 +339,13 @@ def encoder_attention(model, tokenizer, text: str) -> dict:
     _check_text(text)
     names = {layer.name for layer in getattr(model, "layers", [])}
     if not {"encoder_embedding", "encoder_layer_0"} <= names:
-        raise ValueError(f"model {getattr(model, 'name', model)!r} has no encoder_embedding and "
-                         f"encoder_layer_0 layers; pass an encoder-only model (build_encoder, "
-                         f"build_classifier, build_masked_language_model or "
-                         f"build_token_classifier(causal=False)), or a Translator for an "
-                         f"encoder-decoder model")  # fmt: skip
+        raise ValueError(
+            f"model {getattr(model, 'name', model)!r} has no encoder_embedding and "
+            f"encoder_layer_0 layers; pass an encoder-only model (build_encoder, "
+            f"build_classifier, build_masked_language_model or "
+            f"build_token_classifier(causal=False)), or a Translator for an "
+            f"encoder-decoder model"
+        )
     config, _ = _model_sizes(model)
     vocab_size = model.get_layer("encoder_embedding").get_config()["vocab_size"]
     probe = models.build_encoder(vocab_size, config=config, return_attention_scores=True)
@@ -334,8 +353,9 @@ def encoder_attention(model, tokenizer, text: str) -> dict:
     ids = np.asarray(data.encode_source([text], tokenizer, config.max_length))
     ids = ids[:, : int(np.count_nonzero(ids))]
     scores = probe(ids, training=False)
-    weights = [np.asarray(scores[f"encoder_layer_{i}_self_attention"][0])
-               for i in range(config.num_layers)]  # fmt: skip
+    weights = [
+        np.asarray(scores[f"encoder_layer_{i}_self_attention"][0]) for i in range(config.num_layers)
+    ]
     return attention_data(_tokens(ids[0], tokenizer), [], {"encoder self": weights})
 
 
@@ -369,9 +389,11 @@ def run_attention(run_dir: str | os.PathLike, text: str) -> dict:
     _check_text(text)
     paths = [pathlib.Path(run_dir, "model.keras"), pathlib.Path(run_dir, "tokenizers", "source")]
     if missing := [str(p) for p in paths if not p.exists()]:
-        raise FileNotFoundError(f"{run_dir} is not a finished encoder run: missing "
-                                f"{', '.join(missing)}; pass the --out directory of a finished "
-                                f"'keras-transformer train' or 'pretrain' run")  # fmt: skip
+        raise FileNotFoundError(
+            f"{run_dir} is not a finished encoder run: missing "
+            f"{', '.join(missing)}; pass the --out directory of a finished "
+            f"'keras-transformer train' or 'pretrain' run"
+        )
     keras_transformer.register()
     model = keras.models.load_model(paths[0], safe_mode=True, compile=False)
     return encoder_attention(model, WordPieceTokenizer.load(paths[1]), text)
@@ -396,8 +418,10 @@ def explorer_page(source, text: str, *, tokenizer=None) -> str:
     elif isinstance(source, (str, os.PathLike)):
         found = run_attention(source, text)
     elif tokenizer is None:
-        raise ValueError(f"source={getattr(source, 'name', source)!r}: pass a run directory, a "
-                         f"Translator, or an encoder model with tokenizer=its tokenizer")  # fmt: skip
+        raise ValueError(
+            f"source={getattr(source, 'name', source)!r}: pass a run directory, a "
+            f"Translator, or an encoder model with tokenizer=its tokenizer"
+        )
     else:
         found = encoder_attention(source, tokenizer, text)
     if "translation" in found:
@@ -421,9 +445,11 @@ def inline_frame(page: str, *, height: int = 600) -> str:
     if not isinstance(height, int) or height <= 0:
         raise ValueError(f"height must be a positive number of pixels; received height={height!r}")
     # In a <div>: IPython's HTML() warns "Consider using IPython.display.IFrame" at a bare iframe.
-    return (f'<div class="kt-attention"><iframe srcdoc="{html.escape(page, quote=True)}" '
-            f'title="attention explorer" '
-            f'style="width: 100%; height: {height}px; border: 1px solid #ddd;"></iframe></div>')  # fmt: skip
+    return (
+        f'<div class="kt-attention"><iframe srcdoc="{html.escape(page, quote=True)}" '
+        f'title="attention explorer" '
+        f'style="width: 100%; height: {height}px; border: 1px solid #ddd;"></iframe></div>'
+    )
 
 
 def write_attention_page(

@@ -31,8 +31,11 @@ DATA_SIZED_TASKS: tuple[str, ...] = ("tsv", "spa_eng")
 """Tasks whose sizes left unset are chosen from the corpus (`training.planning`)."""
 
 PRECISIONS: dict[str | None, str] = {
-    None: "float32", "none": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16",
-}  # fmt: skip
+    None: "float32",
+    "none": "float32",
+    "bf16": "mixed_bfloat16",
+    "fp16": "mixed_float16",
+}
 """Keras dtype policies of `--mixed-precision`; `"auto"` resolves to one of them."""
 
 PRECISION_FLAGS: tuple[str, ...] = ("auto", "bf16", "fp16", "none")

@@ -20,8 +20,16 @@ from keras_transformer.errors import MissingExtraError
 # Before anything imports TensorFlow: no C++ start-up lines (cuInit, oneDNN); `-vv` shows them.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-COMMANDS = ("train", "pretrain", "translate", "export", "attention", "compare", "benchmark",
-            "exercises")  # fmt: skip
+COMMANDS = (
+    "train",
+    "pretrain",
+    "translate",
+    "export",
+    "attention",
+    "compare",
+    "benchmark",
+    "exercises",
+)
 NO_TENSORFLOW = frozenset({"exercises"})  # commands that run without importing TensorFlow
 RESUMABLE = frozenset({"train", "pretrain"})  # an interrupted run is resumed by the same command
 EXIT_OK, EXIT_USER_ERROR, EXIT_INTERNAL_ERROR = 0, 2, 3
@@ -45,13 +53,22 @@ class Terminated(KeyboardInterrupt):
 def build_parser() -> argparse.ArgumentParser:
     """The parser of every command (one per `keras_transformer.commands.<name>`); imports no
     TensorFlow, so `--help` and `--version` start fast."""
-    parser = _Parser(prog="keras-transformer", description=__doc__.splitlines()[0], epilog=EPILOG,
-                     formatter_class=HelpFormatter)  # fmt: skip
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
-                        help="print the package version and exit")  # fmt: skip
+    parser = _Parser(
+        prog="keras-transformer",
+        description=__doc__.splitlines()[0],
+        epilog=EPILOG,
+        formatter_class=HelpFormatter,
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"%(prog)s {__version__}",
+        help="print the package version and exit",
+    )
     add_verbose_argument(parser, "verbose")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser,
-                                title="commands")  # fmt: skip
+    sub = parser.add_subparsers(
+        dest="command", metavar="COMMAND", parser_class=_Parser, title="commands"
+    )
     # every command takes -v / -vv after its name too, and shows its defaults
     add_parser = functools.partial(sub.add_parser, formatter_class=HelpFormatter)
 
@@ -71,15 +88,23 @@ def help_texts() -> dict[str, str]:
     shows them)."""
     parser = build_parser()
     (commands,) = [action for action in parser._actions if action.dest == "command"]
-    return {"main": parser.format_help(),
-            **{name: commands.choices[name].format_help() for name in COMMANDS}}  # fmt: skip
+    return {
+        "main": parser.format_help(),
+        **{name: commands.choices[name].format_help() for name in COMMANDS},
+    }
 
 
 def add_verbose_argument(parser: argparse.ArgumentParser, dest: str) -> None:
     """`-v` / `-vv`, before or after the command name (counted together)."""
-    parser.add_argument("-v", "--verbose", action="count", default=0, dest=dest,
-                        help="-v: what the command is doing (data, sizes, devices, epochs); "
-                        "-vv: also debug lines and TensorFlow's own logs (default: quiet)")  # fmt: skip
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        dest=dest,
+        help="-v: what the command is doing (data, sizes, devices, epochs); "
+        "-vv: also debug lines and TensorFlow's own logs (default: quiet)",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

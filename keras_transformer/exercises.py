@@ -587,13 +587,28 @@ def check_add_norm(cls, d_model: int = 8) -> None:
         return None
     ln = _np_layer_norm
     for candidate, mistake in (
-        (ln(sub, gamma, beta), "no residual: normalize x + sublayer_output, not sublayer_output alone"),
-        (x + ln(sub, gamma, beta), "pre-LN: the paper normalizes after the residual add, LayerNorm(x + sublayer_output)"),
+        (
+            ln(sub, gamma, beta),
+            "no residual: normalize x + sublayer_output, not sublayer_output alone",
+        ),
+        (
+            x + ln(sub, gamma, beta),
+            "pre-LN: the paper normalizes after the residual add, LayerNorm(x + sublayer_output)",
+        ),
         (ln(x, gamma, beta) + sub, "LayerNorm(x) + sublayer_output: add first, then normalize"),
-        ((x + sub) * gamma + beta, "no normalization: LayerNorm(x + sublayer_output) normalizes each position over d_model"),
-        (x + sub, "no normalization: LayerNorm(x + sublayer_output) normalizes each position over d_model"),
-        (ln(x + sub, gamma, beta, axis=1), "normalized over the sequence axis; layer normalization is over the last axis, d_model"),
-    ):  # fmt: skip
+        (
+            (x + sub) * gamma + beta,
+            "no normalization: LayerNorm(x + sublayer_output) normalizes each position over d_model",
+        ),
+        (
+            x + sub,
+            "no normalization: LayerNorm(x + sublayer_output) normalizes each position over d_model",
+        ),
+        (
+            ln(x + sub, gamma, beta, axis=1),
+            "normalized over the sequence axis; layer normalization is over the last axis, d_model",
+        ),
+    ):
         if np.allclose(out, candidate, rtol=1e-2, atol=2e-3):
             _fail(f"{what}: {mistake} {sec}")
     _fail(f"{what} differs from LayerNorm(x + sublayer_output) ({_max_diff(out, expected)}) {sec}")
@@ -723,11 +738,23 @@ def check_encoder_layer(cls, d_model: int = 16, num_heads: int = 4, dff: int = 3
 
         full = _attention_mask(6, padding)
         for candidate, mistake in (
-            (encoder(full, pre_ln=True), "pre-LN: the paper's layer is LayerNorm(x + sublayer(x)), the norm after the residual add"),
-            (encoder(full, res=False), "residual connections missing: LayerNorm(x + sublayer(x)), not LayerNorm(sublayer(x))"),
-            (encoder(None), "padding_mask ignored: padded keys must get weight 0 in self-attention (section 3.2.3 of the paper)"),
-            (encoder(_attention_mask(6, padding, causal=True)), "a causal mask in the encoder: encoder self-attention sees every real position (section 3.2.3 of the paper)"),
-        ):  # fmt: skip
+            (
+                encoder(full, pre_ln=True),
+                "pre-LN: the paper's layer is LayerNorm(x + sublayer(x)), the norm after the residual add",
+            ),
+            (
+                encoder(full, res=False),
+                "residual connections missing: LayerNorm(x + sublayer(x)), not LayerNorm(sublayer(x))",
+            ),
+            (
+                encoder(None),
+                "padding_mask ignored: padded keys must get weight 0 in self-attention (section 3.2.3 of the paper)",
+            ),
+            (
+                encoder(_attention_mask(6, padding, causal=True)),
+                "a causal mask in the encoder: encoder self-attention sees every real position (section 3.2.3 of the paper)",
+            ),
+        ):
             if _close(out, candidate, loose=True):
                 _fail(f"encoder layer: {mistake} {sec}")
         _fail(
@@ -812,10 +839,19 @@ def check_decoder_layer(cls, d_model: int = 16, num_heads: int = 4, dff: int = 3
             return _np_sublayer(h, ffn, g3, b3, pre_ln=pre_ln)
 
         for candidate, mistake in (
-            (decoder(self_first=False), "cross-attention before self-attention: the decoder layer runs causal self-attention, then cross-attention, then the feed-forward network"),
-            (decoder(pre_ln=True), "pre-LN: the paper's layer is LayerNorm(x + sublayer(x)) (section 3.1 of the paper)"),
-            (decoder(cross_mask=None), "context_padding_mask ignored: padded source positions must get weight 0 in cross-attention"),
-        ):  # fmt: skip
+            (
+                decoder(self_first=False),
+                "cross-attention before self-attention: the decoder layer runs causal self-attention, then cross-attention, then the feed-forward network",
+            ),
+            (
+                decoder(pre_ln=True),
+                "pre-LN: the paper's layer is LayerNorm(x + sublayer(x)) (section 3.1 of the paper)",
+            ),
+            (
+                decoder(cross_mask=None),
+                "context_padding_mask ignored: padded source positions must get weight 0 in cross-attention",
+            ),
+        ):
             if _close(out, candidate, loose=True):
                 _fail(f"decoder layer: {mistake} {sec}")
         _fail(
@@ -878,11 +914,20 @@ def check_masked_loss(fn) -> None:
         probs = np.clip(logits / logits.sum(-1, keepdims=True), 1e-7, 1 - 1e-7)
         for candidate, mistake in (
             (token.mean(), "padding counted: average only over the tokens whose label is not 0"),
-            (token[real].sum() / labels.size, "divided by all positions; divide by the number of real tokens"),
-            (np.mean([token[i][real[i]].mean() for i in range(3)]), "a mean of per-sentence means; average over all real tokens of the batch"),
+            (
+                token[real].sum() / labels.size,
+                "divided by all positions; divide by the number of real tokens",
+            ),
+            (
+                np.mean([token[i][real[i]].mean() for i in range(3)]),
+                "a mean of per-sentence means; average over all real tokens of the batch",
+            ),
             (token[real].sum(), "a sum, not a mean over the real tokens"),
-            (-np.log(np.take_along_axis(probs, labels[..., None], -1)[..., 0])[real].mean(), "logits read as probabilities: apply the softmax (from_logits=True)"),
-        ):  # fmt: skip
+            (
+                -np.log(np.take_along_axis(probs, labels[..., None], -1)[..., 0])[real].mean(),
+                "logits read as probabilities: apply the softmax (from_logits=True)",
+            ),
+        ):
             if np.isclose(loss, candidate, rtol=1e-3, atol=1e-4):
                 _fail(f"{what}: {mistake} {sec}")
         _fail(f"{what} = {loss:.5f}; the mean cross-entropy over real tokens is {mean:.5f} {sec}")

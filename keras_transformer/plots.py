@@ -47,9 +47,11 @@ def plot_history(history: dict[str, list[float]], path: str | os.PathLike) -> st
 
 
 def plot_schedule(
-    schedule, steps: int, path: str | os.PathLike,
+    schedule,
+    steps: int,
+    path: str | os.PathLike,
     title: str = "Learning-rate schedule (warm-up, then 1/sqrt(step))",
-) -> str:  # fmt: skip
+) -> str:
     """Learning rate against step of a `LearningRateSchedule` (any function of float32 steps)."""
     x = np.arange(max(int(steps), 1))
     fig, ax = figure()
@@ -59,8 +61,13 @@ def plot_schedule(
     return save(fig, path)
 
 
-def plot_attention(weights, query_tokens: list[str], key_tokens: list[str], path: str | os.PathLike,
-                   title: str = "attention") -> str:  # fmt: skip
+def plot_attention(
+    weights,
+    query_tokens: list[str],
+    key_tokens: list[str],
+    path: str | os.PathLike,
+    title: str = "attention",
+) -> str:
     """Heat maps of attention weights `(num_heads, q_len, kv_len)`, one per head."""
     weights = np.asarray(weights)[:, : len(query_tokens), : len(key_tokens)]
     heads, cols = weights.shape[0], min(weights.shape[0], 4)

@@ -61,16 +61,20 @@ def run_files(run_dir) -> tuple[str, dict[str, str]]:
         with open(config_path, encoding="utf-8") as handle:
             architecture = json.load(handle).get("architecture") or architecture
     if architecture not in TRANSLATING_ARCHITECTURES:
-        raise UserInputError(f"{run_dir} holds a run of --architecture {architecture}, which does "
-                             f"not translate; pass a run of "
-                             f"{' or '.join(TRANSLATING_ARCHITECTURES)}.")  # fmt: skip
+        raise UserInputError(
+            f"{run_dir} holds a run of --architecture {architecture}, which does "
+            f"not translate; pass a run of "
+            f"{' or '.join(TRANSLATING_ARCHITECTURES)}."
+        )
     sides = ("joint",) if architecture == "decoder-only" else ("source", "target")
     files = {"model": os.path.join(run_dir, "model.keras")}
     files.update({side: os.path.join(run_dir, "tokenizers", side, "vocab.txt") for side in sides})
     if missing := [os.path.relpath(p, run_dir) for p in files.values() if not os.path.isfile(p)]:
-        raise FileNotFoundError(f"{run_dir} is not a run directory of `keras-transformer train`: "
-                                f"missing {', '.join(missing)}. Pass the --out directory of a "
-                                f"finished training run.")  # fmt: skip
+        raise FileNotFoundError(
+            f"{run_dir} is not a run directory of `keras-transformer train`: "
+            f"missing {', '.join(missing)}. Pass the --out directory of a "
+            f"finished training run."
+        )
     for side in sides:
         try:
             with open(files[side], encoding="utf-8") as handle:

@@ -29,9 +29,14 @@ def tiny_run(tmp_path_factory):
     source.save(run_dir / "tokenizers" / "source")
     target.save(run_dir / "tokenizers" / "target")
     model = build_transformer(
-        source.vocab_size, target.vocab_size, num_layers=2, d_model=16, num_heads=2, dff=32,
+        source.vocab_size,
+        target.vocab_size,
+        num_layers=2,
+        d_model=16,
+        num_heads=2,
+        dff=32,
         max_length=TINY_MAX_LENGTH,
-    )  # fmt: skip
+    )
     model.save(run_dir / "model.keras")
     (run_dir / "config.json").write_text(json.dumps({"max_length": TINY_MAX_LENGTH}))
     return run_dir

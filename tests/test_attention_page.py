@@ -74,8 +74,10 @@ def test_encoder_only_data_has_one_kind():
 def test_command_is_listed_in_the_help():
     completed = subprocess.run(
         [sys.executable, "-m", "keras_transformer.cli", "attention", "--help"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert completed.returncode == 0, completed.stderr
     assert "--out" in completed.stdout
 
@@ -119,8 +121,9 @@ def test_encoder_run_gives_encoder_self_attention_only(encoder_run, tmp_path):
     assert found["source"][0] == "[START]" and found["source"][-1] == "[END]"
     assert "".join(pieces) == "thecatran", found["source"]
     # Independent value: the MLM's own first layer, called on its own embeddings.
-    ids = np.array([[tokenizer.start_id, *tokenizer.tokenize(["the cat ran"]).to_list()[0],
-                     tokenizer.end_id]])  # fmt: skip
+    ids = np.array(
+        [[tokenizer.start_id, *tokenizer.tokenize(["the cat ran"]).to_list()[0], tokenizer.end_id]]
+    )
     x = model.get_layer("encoder_embedding")(ids)
     _, weights = model.get_layer("encoder_layer_0")(
         x, padding_mask=keras.ops.ones(ids.shape, "bool"), return_attention_scores=True

@@ -253,8 +253,12 @@ def test_train_defaults_are_read_from_the_config_classes(monkeypatch):
 def test_train_description_says_what_each_architecture_does():
     parser, _ = _commands()["train"]
     text = parser.format_help()
-    for words in ("encoder-decoder  translation", "encoder          classification",
-                  "decoder-only", "dual-encoder     sentence vectors"):  # fmt: skip
+    for words in (
+        "encoder-decoder  translation",
+        "encoder          classification",
+        "decoder-only",
+        "dual-encoder     sentence vectors",
+    ):
         assert words in text, words
     assert "Train a translator" not in text
 
@@ -273,8 +277,9 @@ def test_verbose_works_after_the_command(monkeypatch):
 
 def test_export_model_version_does_not_collide_with_version(monkeypatch):
     captured = {}
-    monkeypatch.setattr("keras_transformer.commands.export.run", lambda args: captured.update(
-        vars(args)) or 0)  # fmt: skip
+    monkeypatch.setattr(
+        "keras_transformer.commands.export.run", lambda args: captured.update(vars(args)) or 0
+    )
     assert cli.main(["export", "RUN", "--out", "x", "--model-version", "3"]) == 0
     assert captured["model_version"] == 3 and "version" not in captured
 
@@ -282,13 +287,16 @@ def test_export_model_version_does_not_collide_with_version(monkeypatch):
 @pytest.mark.parametrize(
     ("argv", "needles"),
     [
-        (["train", "--d-model", "130", "--num-heads", "4"],
-         ["--d-model 128 or 132", "--num-heads 2, 5 or 10"]),
+        (
+            ["train", "--d-model", "130", "--num-heads", "4"],
+            ["--d-model 128 or 132", "--num-heads 2, 5 or 10"],
+        ),
         (["pretrain", "--d-model", "30", "--num-heads", "4"], ["--d-model 28 or 32"]),
     ],
-)  # fmt: skip
-def test_heads_that_do_not_divide_d_model_are_refused_before_any_data(argv, needles, monkeypatch,
-                                                                      capsys, tmp_path):  # fmt: skip
+)
+def test_heads_that_do_not_divide_d_model_are_refused_before_any_data(
+    argv, needles, monkeypatch, capsys, tmp_path
+):
     def no_data(*args, **kwargs):
         raise AssertionError("data work started before the settings were checked")
 
@@ -311,6 +319,7 @@ def test_python_warnings_have_the_one_warning_form():
         warnings.warn("3 malformed lines" + chr(10) + "  were skipped", UserWarning)
         """
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, env=_env(),
-                            timeout=TIMEOUT)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, env=_env(), timeout=TIMEOUT
+    )
     assert result.stderr.decode() == "keras-transformer: warning: 3 malformed lines were skipped\n"

@@ -39,25 +39,43 @@ def test_helper_fails_when_get_config_drops_an_argument():
         (AddNorm, {"norm_first": True, "epsilon": 1e-3}),
         (
             EncoderLayer,
-            {"num_heads": 2, "dff": 16, "key_dim": 3, "dropout": 0.2, "attention_dropout": 0.1,
-             "activation": "gelu", "norm_first": True},
+            {
+                "num_heads": 2,
+                "dff": 16,
+                "key_dim": 3,
+                "dropout": 0.2,
+                "attention_dropout": 0.1,
+                "activation": "gelu",
+                "norm_first": True,
+            },
         ),
         (
             DecoderLayer,
-            {"num_heads": 2, "dff": 16, "dropout": 0.2, "activation": "gelu",
-             "norm_first": True, "use_cross_attention": False},
+            {
+                "num_heads": 2,
+                "dff": 16,
+                "dropout": 0.2,
+                "activation": "gelu",
+                "norm_first": True,
+                "use_cross_attention": False,
+            },
         ),
     ],
-)  # fmt: skip
+)
 def test_non_default_arguments_survive_the_config(cls, arguments):
     assert_config_round_trip(cls(**arguments), **arguments)
 
 
 def test_pre_ln_gelu_transformer_saves_and_loads(tmp_path):
     config = TransformerConfig(
-        num_layers=2, d_model=16, num_heads=2, dff=32, max_length=8, norm_first=True,
+        num_layers=2,
+        d_model=16,
+        num_heads=2,
+        dff=32,
+        max_length=8,
+        norm_first=True,
         activation="gelu",
-    )  # fmt: skip
+    )
     model = build_transformer(40, 50, config=config)
     rng = np.random.default_rng(0)
     inputs = (random_ids(rng, 2, 8, 40, pad_from=[8, 5]), random_ids(rng, 2, 8, 50))
@@ -65,6 +83,8 @@ def test_pre_ln_gelu_transformer_saves_and_loads(tmp_path):
     loaded = keras.models.load_model(tmp_path / "model.keras", safe_mode=True)
     layers = [layer for layer in loaded.layers if isinstance(layer, (EncoderLayer, DecoderLayer))]
     assert layers and all(layer.get_config()["norm_first"] for layer in layers)
-    assert all(layer.get_config()["activation"] in ("gelu", {"class_name": "function",
-               "config": "gelu"}) or "gelu" in str(layer.get_config()["activation"])
-               for layer in layers)  # fmt: skip
+    assert all(
+        layer.get_config()["activation"] in ("gelu", {"class_name": "function", "config": "gelu"})
+        or "gelu" in str(layer.get_config()["activation"])
+        for layer in layers
+    )

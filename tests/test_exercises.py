@@ -131,8 +131,11 @@ def test_positional_encoding_checker_accepts_correct_implementation():
     exercises.check_positional_encoding(make_positional_encoding())
     # the accepted table is section 3.5's: PE(pos, 2i) = sin(pos / 10000^(2i/d)), cos at 2i+1
     table = make_positional_encoding()(3, 4)
-    expected = [[0, 1, 0, 1], [np.sin(1), np.cos(1), np.sin(0.01), np.cos(0.01)],
-                [np.sin(2), np.cos(2), np.sin(0.02), np.cos(0.02)]]  # fmt: skip
+    expected = [
+        [0, 1, 0, 1],
+        [np.sin(1), np.cos(1), np.sin(0.01), np.cos(0.01)],
+        [np.sin(2), np.cos(2), np.sin(0.02), np.cos(0.02)],
+    ]
     np.testing.assert_allclose(table, expected, atol=1e-12)
 
 

@@ -15,8 +15,10 @@ def test_unused_output_projection_is_named():
     class NoOutputProjection(StudentMultiHeadAttention):
         def call(self, query, value, key=None, attention_mask=None):
             key = value if key is None else key
-            q, k, v = (self.split_heads(d(x)) for d, x in
-                       ((self.wq, query), (self.wk, key), (self.wv, value)))  # fmt: skip
+            q, k, v = (
+                self.split_heads(d(x))
+                for d, x in ((self.wq, query), (self.wk, key), (self.wv, value))
+            )
             scores = ops.matmul(q, ops.swapaxes(k, -1, -2)) / np.sqrt(self.d_head)
             out = ops.transpose(ops.matmul(ops.softmax(scores, axis=-1), v), (0, 2, 1, 3))
             return ops.reshape(out, (ops.shape(out)[0], -1, self.d_model))  # self.wo unused
@@ -32,8 +34,10 @@ def test_mask_not_expanded_over_heads_shows_the_cause():
     class MaskNotExpanded(StudentMultiHeadAttention):
         def call(self, query, value, key=None, attention_mask=None):
             key = value if key is None else key
-            q, k, v = (self.split_heads(d(x)) for d, x in
-                       ((self.wq, query), (self.wk, key), (self.wv, value)))  # fmt: skip
+            q, k, v = (
+                self.split_heads(d(x))
+                for d, x in ((self.wq, query), (self.wk, key), (self.wv, value))
+            )
             scores = ops.matmul(q, ops.swapaxes(k, -1, -2)) / np.sqrt(self.d_head)
             if attention_mask is not None:  # (batch, q, kv) against (batch, heads, q, kv)
                 scores = ops.where(attention_mask, scores, -1e9)

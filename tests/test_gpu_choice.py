@@ -22,7 +22,10 @@ def gpus(monkeypatch):
             tf.config.PhysicalDevice(name=f"/physical_device:GPU:{i}", device_type="GPU")
             for i in range(len(capabilities))
         ]
-        details = {device.name: {"compute_capability": cc} for device, cc in zip(devices, capabilities, strict=True)}  # fmt: skip
+        details = {
+            device.name: {"compute_capability": cc}
+            for device, cc in zip(devices, capabilities, strict=True)
+        }
         listing = tf.config.list_physical_devices
 
         def list_devices(device_type=None):

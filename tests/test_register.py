@@ -106,14 +106,32 @@ def runs(tmp_path_factory, pairs_tsv):
         if kind not in done:
             out = root / kind
             if kind == "pretrain":
-                argv = ["pretrain", "--num-sentences", "200", "--epochs", "1",
-                        "--finetune-task", "none", *TINY, "--out", str(out)]  # fmt: skip
+                argv = [
+                    "pretrain",
+                    "--num-sentences",
+                    "200",
+                    "--epochs",
+                    "1",
+                    "--finetune-task",
+                    "none",
+                    *TINY,
+                    "--out",
+                    str(out),
+                ]
             else:
                 extra = (
                     ["--data", str(pairs_tsv)] if kind == "tsv-time-budget" else ["--epochs", "1"]
                 )
-                argv = ["train", *RUNS[kind], *extra, *TINY, "--jit-compile", "off",
-                        "--out", str(out)]  # fmt: skip
+                argv = [
+                    "train",
+                    *RUNS[kind],
+                    *extra,
+                    *TINY,
+                    "--jit-compile",
+                    "off",
+                    "--out",
+                    str(out),
+                ]
             assert main(argv) == 0, kind
             done[kind] = out
         return done[kind]

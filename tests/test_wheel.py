@@ -45,15 +45,18 @@ def installed(tmp_path_factory):
         shutil.copytree(ROOT / folder, source / folder, ignore=ignore)
     dist = tmp / "dist"
     pip = [sys.executable, "-m", "pip"]
-    _run([*pip, "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(dist), "."],
-         cwd=source)  # fmt: skip
+    _run(
+        [*pip, "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(dist), "."], cwd=source
+    )
     (wheel,) = dist.glob("keras_transformer-*.whl")
 
     venv = tmp / "venv"
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=tmp)
     python = venv / "bin" / "python"
-    _run([*pip, "--python", str(python), "install", "-q", "--no-deps", "--no-index", str(wheel)],
-         cwd=tmp)  # fmt: skip
+    _run(
+        [*pip, "--python", str(python), "install", "-q", "--no-deps", "--no-index", str(wheel)],
+        cwd=tmp,
+    )
     site = _run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=tmp
     ).stdout.strip()
@@ -113,8 +116,22 @@ def test_benchmark_runs(installed):
 def test_train_translate_export(installed):
     script, _, work, env = installed
     assert "--num-sentences" in _run([str(script), "pretrain", "--help"], cwd=work, env=env).stdout
-    train = ["train", "--epochs", "1", "--num-train", "200", "--num-validation", "50",
-             "--num-test", "50", *TINY, "--jit-compile", "off", "--out", "run"]  # fmt: skip
+    train = [
+        "train",
+        "--epochs",
+        "1",
+        "--num-train",
+        "200",
+        "--num-validation",
+        "50",
+        "--num-test",
+        "50",
+        *TINY,
+        "--jit-compile",
+        "off",
+        "--out",
+        "run",
+    ]
     _run([str(script), *train], cwd=work, env=env)
     assert (work / "run" / "model.keras").is_file()
     translated = _run([str(script), "translate", "run", "five"], cwd=work, env=env).stdout
@@ -129,8 +146,16 @@ def test_every_command_of_the_installed_help_is_exercised(installed):
     script, _, work, env = installed
     help_text = _run([str(script), "--help"], cwd=work, env=env).stdout
     listed = help_text[help_text.index("{") + 1 : help_text.index("}")].split(",")
-    exercised = {"train", "pretrain", "translate", "export", "attention", "compare", "benchmark",
-                 "exercises"}  # fmt: skip
+    exercised = {
+        "train",
+        "pretrain",
+        "translate",
+        "export",
+        "attention",
+        "compare",
+        "benchmark",
+        "exercises",
+    }
     assert set(listed) == exercised, "a new command: run it from the wheel in this file"
 
 

@@ -70,9 +70,13 @@ def _notebook_files(config) -> list[File]:
         if copy is None:
             log.info("%s: no stored full-size copy yet, shown without outputs", source.name)
         elif (reason := notebook_outputs.stale_reason(source)) is not None:
-            log.warning("%s: shown without outputs: %s; re-render it with "
-                        "'bash scripts/render_tutorials.sh --only %s'",
-                        source.name, reason, source.name[:2])  # fmt: skip
+            log.warning(
+                "%s: shown without outputs: %s; re-render it with "
+                "'bash scripts/render_tutorials.sh --only %s'",
+                source.name,
+                reason,
+                source.name[:2],
+            )
             copy = None
         # mkdocs-jupyter reads the notebook at src_dir / src_uri.
         src_dir = notebook_outputs.RENDERED.parent if copy else ROOT

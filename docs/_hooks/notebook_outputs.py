@@ -106,13 +106,17 @@ def kernel(jupyter_dir: pathlib.Path, fast: bool = True):
     spec_dir.mkdir(parents=True, exist_ok=True)
     spec = {
         "argv": [
-            sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
+            sys.executable,
+            "-m",
+            "ipykernel_launcher",
+            "-f",
+            "{connection_file}",
             # TensorFlow's C++ logs go to the process's stderr, not into the notebook.
             "--IPKernelApp.capture_fd_output=False",
         ],
         "display_name": "keras_transformer docs",
         "language": "python",
-    }  # fmt: skip
+    }
     (spec_dir / "kernel.json").write_text(json.dumps(spec))
     env = dict(QUIET_ENV, JUPYTER_PATH=str(jupyter_dir))
     if fast:
@@ -189,8 +193,10 @@ def render(
             w for w in wanted if not any(s.stem == w or s.name[:2] == w for s in sources)
         )
         if unknown:
-            raise SystemExit(f"render: --only {unknown}: no such tutorial; known: "
-                             f"{[s.name[:2] for s in sources]}")  # fmt: skip
+            raise SystemExit(
+                f"render: --only {unknown}: no such tutorial; known: "
+                f"{[s.name[:2] for s in sources]}"
+            )
         sources = chosen
     stored = []
     with tempfile.TemporaryDirectory(prefix="keras-transformer-render-") as scratch:
@@ -212,10 +218,17 @@ def main(argv: list[str] | None = None) -> int:
         description="Execute the tutorials at full size and store the copies the site shows "
         f"({RENDERED.relative_to(ROOT)}).",
     )
-    parser.add_argument("--only", action="append", metavar="NN",
-                        help="render only this tutorial (two-digit number or name); repeatable")  # fmt: skip
-    parser.add_argument("--workdir", type=pathlib.Path,
-                        help="the notebooks' working directory (default: a temporary one)")  # fmt: skip
+    parser.add_argument(
+        "--only",
+        action="append",
+        metavar="NN",
+        help="render only this tutorial (two-digit number or name); repeatable",
+    )
+    parser.add_argument(
+        "--workdir",
+        type=pathlib.Path,
+        help="the notebooks' working directory (default: a temporary one)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     for path in render(args.only, args.workdir):

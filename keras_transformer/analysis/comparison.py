@@ -26,37 +26,59 @@ from keras_transformer.plots import save as _save
 
 SIZES: dict[str, dict[str, Any]] = {
     "tiny": {
-        "operations": {"lengths": [4, 8, 16], "d": 8, "kernel_size": 3}, "loop_lengths": [3, 5],
+        "operations": {"lengths": [4, 8, 16], "d": 8, "kernel_size": 3},
+        "loop_lengths": [3, 5],
         "gradients": {"length": 12, "d": 8, "seeds": 1},
         "timing": {"lengths": [8, 16, 32], "d": 8, "batch": 1, "repeats": 1},
         "long_range": {
-            "distances": [1, 3], "models": ["transformer", "rnn", "cnn"], "num_train": 64,
-            "num_test": 16, "epochs": 1, "d_model": 8, "num_layers": 1, "run_eagerly": True,
+            "distances": [1, 3],
+            "models": ["transformer", "rnn", "cnn"],
+            "num_train": 64,
+            "num_test": 16,
+            "epochs": 1,
+            "d_model": 8,
+            "num_layers": 1,
+            "run_eagerly": True,
         },
     },
     "quick": {
         "operations": {"lengths": [16, 32, 64, 128], "d": 32, "kernel_size": 3},
-        "loop_lengths": [8, 32, 128], "gradients": {"length": 64, "d": 32, "seeds": 3},
+        "loop_lengths": [8, 32, 128],
+        "gradients": {"length": 64, "d": 32, "seeds": 3},
         "timing": {"lengths": [32, 64, 128, 256, 512, 1024], "d": 32, "batch": 1, "repeats": 5},
         "long_range": {
             # No CNN in the quick run: at these sizes its training often sticks at chance
             # even at distance 1 (seen 0.08-0.8), for ~15% of the time. The full run keeps it.
-            "distances": [1, 8], "models": ["transformer", "rnn"], "num_train": 2000,
-            "num_test": 200, "epochs": 8, "d_model": 32, "num_layers": 1,
+            "distances": [1, 8],
+            "models": ["transformer", "rnn"],
+            "num_train": 2000,
+            "num_test": 200,
+            "epochs": 8,
+            "d_model": 32,
+            "num_layers": 1,
         },
     },
     "full": {
         "operations": {"lengths": [16, 32, 64, 128, 256], "d": 64, "kernel_size": 3},
-        "loop_lengths": [8, 32, 128, 512], "gradients": {"length": 128, "d": 64, "seeds": 5},
+        "loop_lengths": [8, 32, 128, 512],
+        "gradients": {"length": 128, "d": 64, "seeds": 5},
         "timing": {
-            "lengths": [32, 64, 128, 256, 512, 1024, 2048, 4096], "d": 64, "batch": 1, "repeats": 5,
+            "lengths": [32, 64, 128, 256, 512, 1024, 2048, 4096],
+            "d": 64,
+            "batch": 1,
+            "repeats": 5,
         },
         "long_range": {
-            "distances": [1, 2, 4, 8, 16], "models": ["transformer", "rnn", "rnn_attention", "cnn"],
-            "num_train": 3000, "num_test": 200, "epochs": 8, "d_model": 32, "num_layers": 2,
+            "distances": [1, 2, 4, 8, 16],
+            "models": ["transformer", "rnn", "rnn_attention", "cnn"],
+            "num_train": 3000,
+            "num_test": 200,
+            "epochs": 8,
+            "d_model": 32,
+            "num_layers": 2,
         },
     },
-}  # fmt: skip
+}
 """Settings of each size of `run_comparison`: `"tiny"` (seconds, for tests; the numbers only
 show the directions), `"quick"` (a few minutes on a 2-core CPU, `compare --quick`), `"full"`
 (the default, under 20 minutes on a 2-core CPU)."""
@@ -78,9 +100,14 @@ def _analytic(settings: dict[str, Any]) -> dict[str, Any]:
         crossover[f"exact_vs_{rnn}"] = complexity.operations_crossover(d, rnn, exact=True)
     table = complexity.complexity_table(lengths[-1], d, k, OPERATION_KINDS)
     return {
-        "d": d, "kernel_size": k, "length": lengths[-1], "table": table, "lengths": lengths,
-        "flops": flops, "crossover": crossover,
-    }  # fmt: skip
+        "d": d,
+        "kernel_size": k,
+        "length": lengths[-1],
+        "table": table,
+        "lengths": lengths,
+        "flops": flops,
+        "crossover": crossover,
+    }
 
 
 def _measured(settings: dict[str, Any]) -> dict[str, Any]:
@@ -94,9 +121,12 @@ def _measured(settings: dict[str, Any]) -> dict[str, Any]:
     loop_lengths = settings["loop_lengths"]
     steps = [operations.count_recurrent_steps(t, d=8) for t in loop_lengths]
     return {
-        "d": d, "kernel_size": k, "lengths": lengths, "layers": measured,
+        "d": d,
+        "kernel_size": k,
+        "lengths": lengths,
+        "layers": measured,
         "recurrent_loop": {"lengths": loop_lengths, "steps": steps},
-    }  # fmt: skip
+    }
 
 
 def _timing(settings: dict[str, Any]) -> dict[str, Any]:
@@ -146,12 +176,15 @@ def run_comparison(
     settings = copy.deepcopy(SIZES[size])
     say = progress or (lambda message: None)
     environment = {
-        "tensorflow": tf.__version__, "keras": keras.__version__,
-        "python": platform.python_version(), "machine": platform.machine(),
-        "cpu_count": os.cpu_count(), "gpus": len(tf.config.list_physical_devices("GPU")),
+        "tensorflow": tf.__version__,
+        "keras": keras.__version__,
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "gpus": len(tf.config.list_physical_devices("GPU")),
         # 1-minute load average: on a shared machine every section is slower
         "load_average": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
-    }  # fmt: skip
+    }
     results: dict[str, Any] = {"settings": {"size": size, "seed": seed, **settings}}
     results.update(environment=environment, seconds={})
     grad = settings["gradients"]
@@ -164,13 +197,19 @@ def run_comparison(
 
     sections = [
         ("analytic", "analytic table", lambda: _analytic(settings)),
-        ("measured", "parameters, FLOPs and sequential steps of traced layers",
-         lambda: _measured(settings)),
+        (
+            "measured",
+            "parameters, FLOPs and sequential steps of traced layers",
+            lambda: _measured(settings),
+        ),
         ("gradients", "gradient norms against distance", curves),
         ("timing", "forward + backward time against length", lambda: _timing(settings)),
-        ("long_range", "long-range recall: training each model at each distance",
-         lambda: long_range.long_range_experiment(distances, models, seed=seed, **spec)),
-    ]  # fmt: skip
+        (
+            "long_range",
+            "long-range recall: training each model at each distance",
+            lambda: long_range.long_range_experiment(distances, models, seed=seed, **spec),
+        ),
+    ]
     for name, message, fn in sections:
         say(message)
         start = time.perf_counter()

@@ -21,9 +21,14 @@ LONG_RANGE_MODELS: tuple[str, ...] = ("transformer", "rnn", "rnn_attention", "cn
 
 
 def build_recall_model(
-    name: str, vocab_size: int, d_model: int, max_length: int, *, num_layers: int = 2,
+    name: str,
+    vocab_size: int,
+    d_model: int,
+    max_length: int,
+    *,
+    num_layers: int = 2,
     num_heads: int = 1,
-) -> keras.Model:  # fmt: skip
+) -> keras.Model:
     """One of `LONG_RANGE_MODELS` at width `d_model`.
 
     Args:
@@ -47,9 +52,15 @@ def build_recall_model(
 
     if name == "transformer":
         return build_transformer(
-            vocab_size, vocab_size, num_layers=num_layers, d_model=d_model, num_heads=num_heads,
-            dff=2 * d_model, dropout=0.0, max_length=max_length,
-        )  # fmt: skip
+            vocab_size,
+            vocab_size,
+            num_layers=num_layers,
+            d_model=d_model,
+            num_heads=num_heads,
+            dff=2 * d_model,
+            dropout=0.0,
+            max_length=max_length,
+        )
     if name in ("rnn", "rnn_attention"):
         attention = "luong" if name == "rnn_attention" else None
         return build_rnn_seq2seq(vocab_size, vocab_size, units=d_model, attention=attention)
@@ -82,9 +93,14 @@ class RecallData:
 
 
 def recall_data(
-    distance: int, *, num_train: int = 2000, num_test: int = 200, batch_size: int = 32,
-    vocab_size: int = 10, seed: int = 0,
-) -> RecallData:  # fmt: skip
+    distance: int,
+    *,
+    num_train: int = 2000,
+    num_test: int = 200,
+    batch_size: int = 32,
+    vocab_size: int = 10,
+    seed: int = 0,
+) -> RecallData:
     """Generates, tokenizes and batches `load_task("recall", distance=distance)`.
 
     Sources are padded to one length and decoder inputs (`[START] answer`) to 2: one shape.
@@ -108,9 +124,14 @@ def recall_data(
 
     _check(distance=distance, batch_size=batch_size)
     task = data.load_task(
-        "recall", distance=distance, vocab_size=vocab_size, num_train=num_train,
-        num_validation=0, num_test=num_test, seed=seed,
-    )  # fmt: skip
+        "recall",
+        distance=distance,
+        vocab_size=vocab_size,
+        num_train=num_train,
+        num_validation=0,
+        num_test=num_test,
+        seed=seed,
+    )
     tokenizer = data.WordPieceTokenizer.learn([s for s, _ in task.train], vocab_size + 20)
     max_length = task.info["length"][1] + 2  # [START] symbols [END]
     common = {"max_length": max_length, "bucket_boundaries": [2, max_length], "seed": seed}
@@ -120,19 +141,34 @@ def recall_data(
     steps = sum(1 for _ in train)  # one pass fills the cache and gives the epoch length
     train = train.apply(tf.data.experimental.assert_cardinality(steps))
     test = data.make_dataset(
-        task.test, tokenizer, tokenizer, batch_size=max(num_test, 1), shuffle=False,
-        drop_remainder=False, **common,
-    )  # fmt: skip
+        task.test,
+        tokenizer,
+        tokenizer,
+        batch_size=max(num_test, 1),
+        shuffle=False,
+        drop_remainder=False,
+        **common,
+    )
     batches = [(inputs, labels.numpy()[:, 0]) for inputs, labels in test]  # recalled symbol
     return RecallData(distance, train, batches, tokenizer.vocab_size, max_length, steps)
 
 
 def recall_accuracy(
-    name: str, distance: int | RecallData, *, num_train: int = 2000, num_test: int = 200,
-    epochs: int = 10, batch_size: int = 32, d_model: int = 32, num_layers: int = 2,
-    num_heads: int = 1, vocab_size: int = 10, learning_rate: float = 3e-3, seed: int = 0,
+    name: str,
+    distance: int | RecallData,
+    *,
+    num_train: int = 2000,
+    num_test: int = 200,
+    epochs: int = 10,
+    batch_size: int = 32,
+    d_model: int = 32,
+    num_layers: int = 2,
+    num_heads: int = 1,
+    vocab_size: int = 10,
+    learning_rate: float = 3e-3,
+    seed: int = 0,
     run_eagerly: bool = False,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """Trains model `name` on `recall` at `distance`; scores the recalled symbol (teacher-forced).
 
     Args:
@@ -161,14 +197,22 @@ def recall_accuracy(
     prepared = distance
     if not isinstance(prepared, RecallData):
         prepared = recall_data(
-            distance, num_train=num_train, num_test=num_test, batch_size=batch_size,
-            vocab_size=vocab_size, seed=seed,
-        )  # fmt: skip
+            distance,
+            num_train=num_train,
+            num_test=num_test,
+            batch_size=batch_size,
+            vocab_size=vocab_size,
+            seed=seed,
+        )
     keras.utils.set_random_seed(seed)
     model = build_recall_model(
-        name, prepared.vocab_size, d_model, prepared.max_length, num_layers=num_layers,
+        name,
+        prepared.vocab_size,
+        d_model,
+        prepared.max_length,
+        num_layers=num_layers,
         num_heads=num_heads,
-    )  # fmt: skip
+    )
     optimizer, loss = keras.optimizers.Adam(learning_rate), MaskedSparseCategoricalCrossentropy()
     # A whole epoch per call: these models are so small that the per-step Python overhead would
     # otherwise dominate (measured ~30% on 2 cores).

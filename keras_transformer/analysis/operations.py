@@ -177,9 +177,12 @@ def count_recurrent_steps(
 
 
 def measure_operations(
-    lengths: list[int], d: int, kinds: tuple[str, ...] = ("self_attention", "rnn", "lstm", "convolution"),
-    kernel_size: int = 3, num_heads: int = 1,
-) -> dict[str, dict[str, list[int]]]:  # fmt: skip
+    lengths: list[int],
+    d: int,
+    kinds: tuple[str, ...] = ("self_attention", "rnn", "lstm", "convolution"),
+    kernel_size: int = 3,
+    num_heads: int = 1,
+) -> dict[str, dict[str, list[int]]]:
     """`measure_layer` for every kind at every length.
 
     Args:

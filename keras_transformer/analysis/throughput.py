@@ -64,10 +64,14 @@ def machine_info() -> dict[str, Any]:
         for gpu in tf.config.list_physical_devices("GPU")
     ]
     return {
-        "cpu": cpu, "cores": usable, "gpus": gpus, "load_average_1_5_15_min": load,
-        "python": platform.python_version(), "tensorflow": tf.__version__,
+        "cpu": cpu,
+        "cores": usable,
+        "gpus": gpus,
+        "load_average_1_5_15_min": load,
+        "python": platform.python_version(),
+        "tensorflow": tf.__version__,
         "keras": keras.__version__,
-    }  # fmt: skip
+    }
 
 
 def describe_machine(info: dict[str, Any]) -> str:
@@ -93,9 +97,17 @@ def matmul_step(n: int = 1024, dtype: str = "float32") -> tuple[Callable[[], Any
 
 
 def transformer_step_flops(
-    *, num_layers: int, d_model: int, num_heads: int, dff: int, target_vocab_size: int,
-    batch: int, source_length: int, target_length: int, key_dim: int | None = None,
-) -> float:  # fmt: skip
+    *,
+    num_layers: int,
+    d_model: int,
+    num_heads: int,
+    dff: int,
+    target_vocab_size: int,
+    batch: int,
+    source_length: int,
+    target_length: int,
+    key_dim: int | None = None,
+) -> float:
     """FLOPs of one training step (forward + backward) of the encoder-decoder.
 
     The formula is in this module's docstring; `key_dim` defaults to `d_model // num_heads`
@@ -160,11 +172,18 @@ def _peer_model(
 
 
 def build_keras_mha_transformer(
-    source_vocab_size: int, target_vocab_size: int, *, num_heads: int = 8,
-    key_dim: int | None = None, dff: int = 512, dropout: float = 0.1,
-    attention_dropout: float = 0.0, d_model: int = 128, num_layers: int = 4,
+    source_vocab_size: int,
+    target_vocab_size: int,
+    *,
+    num_heads: int = 8,
+    key_dim: int | None = None,
+    dff: int = 512,
+    dropout: float = 0.1,
+    attention_dropout: float = 0.0,
+    d_model: int = 128,
+    num_layers: int = 4,
     max_length: int = 512,
-) -> keras.Model:  # fmt: skip
+) -> keras.Model:
     """`build_transformer`'s model with blocks made of `keras.layers.MultiHeadAttention`."""
     key_dim = key_dim or d_model // num_heads
 
@@ -206,9 +225,15 @@ def keras_hub_available() -> bool:
 
 
 def build_keras_hub_transformer(
-    source_vocab_size: int, target_vocab_size: int, *, num_heads: int = 8, dff: int = 512,
-    dropout: float = 0.1, attention_dropout: float = 0.0, **sizes: int,
-) -> keras.Model:  # fmt: skip
+    source_vocab_size: int,
+    target_vocab_size: int,
+    *,
+    num_heads: int = 8,
+    dff: int = 512,
+    dropout: float = 0.1,
+    attention_dropout: float = 0.0,
+    **sizes: int,
+) -> keras.Model:
     """The same model from KerasHub's encoder and decoder blocks (`attention_dropout` ignored).
 
     `sizes`: `num_layers`, `d_model` and `max_length`, as in `build_keras_mha_transformer`.
@@ -272,9 +297,14 @@ def _tensors(size: dict[str, int]) -> tuple[dict[str, tf.Tensor], tf.Tensor]:
 
 
 def compile_model(
-    model: str, size: dict[str, int], *, jit_compile: bool = False, precision: str = "float32",
-    dropout: float = 0.1, attention_dropout: float = 0.0,
-) -> keras.Model:  # fmt: skip
+    model: str,
+    size: dict[str, int],
+    *,
+    jit_compile: bool = False,
+    precision: str = "float32",
+    dropout: float = 0.1,
+    attention_dropout: float = 0.0,
+) -> keras.Model:
     """Builds and compiles one benchmarked model under the dtype policy `precision`."""
     if model not in BUILDERS:
         raise ValueError(f"model={model!r} is not one of {BENCHMARK_MODELS}")
@@ -302,9 +332,12 @@ def variant_name(model: str, jit_compile: bool, precision: str) -> str:
 
 
 def round_robin(
-    functions: dict[str, Callable[[], Any]], *, repeats: int, steps: int | dict[str, int],
+    functions: dict[str, Callable[[], Any]],
+    *,
+    repeats: int,
+    steps: int | dict[str, int],
     progress: Callable[[str], None] | None = None,
-) -> dict[str, list[float]]:  # fmt: skip
+) -> dict[str, list[float]]:
     """Seconds per call of each function, one sample per repeat, measured round-robin.
 
     Each repeat calls every function `steps` times in turn (the order rotates from repeat to
@@ -370,9 +403,15 @@ def _memory_probe(spec: dict) -> dict:
 
 
 def measure_memory(
-    model: str, size: dict[str, int], *, jit_compile: bool = False, precision: str = "float32",
-    attention_dropout: float = 0.0, steps: int = 2, timeout: float = 900,
-) -> dict:  # fmt: skip
+    model: str,
+    size: dict[str, int],
+    *,
+    jit_compile: bool = False,
+    precision: str = "float32",
+    attention_dropout: float = 0.0,
+    steps: int = 2,
+    timeout: float = 900,
+) -> dict:
     """Peak memory of building and training one variant, in a fresh process.
 
     `baseline_rss_mb` (after importing TensorFlow), `peak_rss_mb` (`VmHWM`), their
@@ -399,9 +438,14 @@ def measure_memory(
 def benchmark_training(
     size: str | dict[str, int] = "tutorial",
     variants: Sequence[tuple[str, bool, str]] = (("ours", False, "float32"),),
-    *, steps: int = 2, repeats: int = 3, memory: bool = False, attention_dropout: float = 0.0,
-    matmul_size: int = 1024, progress: Callable[[str], None] | None = None,
-) -> dict[str, Any]:  # fmt: skip
+    *,
+    steps: int = 2,
+    repeats: int = 3,
+    memory: bool = False,
+    attention_dropout: float = 0.0,
+    matmul_size: int = 1024,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """Step time, non-padding tokens/s, MFU and ratios of `(model, xla, precision)` variants.
 
     All variants train on one fixed batch, round-robin with a float32 matmul (the peak under the
@@ -426,9 +470,12 @@ def benchmark_training(
         label = variant_name(model_name, jit, precision)
         say(f"building and compiling {label}")
         model = compile_model(
-            model_name, cfg, jit_compile=jit, precision=precision,
+            model_name,
+            cfg,
+            jit_compile=jit,
+            precision=precision,
             attention_dropout=attention_dropout,
-        )  # fmt: skip
+        )
         for _ in range(2):  # trace, compile, warm up
             model.train_on_batch(inputs, labels)
         models[label] = model
@@ -443,19 +490,27 @@ def benchmark_training(
     for (model_name, jit, precision), label in zip(variants, models, strict=True):
         step = statistics.median(samples[label])
         flops = transformer_step_flops(
-            **{k: cfg[k] for k in (*BLOCK_SIZES, "batch")}, target_vocab_size=cfg["vocab"],
-            source_length=cfg["length"], target_length=cfg["length"],
+            **{k: cfg[k] for k in (*BLOCK_SIZES, "batch")},
+            target_vocab_size=cfg["vocab"],
+            source_length=cfg["length"],
+            target_length=cfg["length"],
             key_dim=model_key_dim(model_name, cfg["d_model"], cfg["num_heads"]),
-        )  # fmt: skip
+        )
         pairs = zip(samples[label], peak_samples, strict=True)
         mfu = statistics.median(flops / s / p for s, p in pairs)
         row = {
-            "variant": label, "model": model_name, "xla": jit, "precision": precision,
-            "parameters": models[label].count_params(), "step_gflop": round(flops / 1e9, 2),
-            "step_ms": round(1000 * step, 2), "step_ms_min": round(1000 * min(samples[label]), 2),
-            "tokens_per_s": round(tokens / step, 1), "mfu": round(mfu, 4),
+            "variant": label,
+            "model": model_name,
+            "xla": jit,
+            "precision": precision,
+            "parameters": models[label].count_params(),
+            "step_gflop": round(flops / 1e9, 2),
+            "step_ms": round(1000 * step, 2),
+            "step_ms_min": round(1000 * min(samples[label]), 2),
+            "tokens_per_s": round(tokens / step, 1),
+            "mfu": round(mfu, 4),
             "speed_vs_reference": round(paired_ratio(samples[reference], samples[label]), 3),
-        }  # fmt: skip
+        }
         ours = variant_name("ours", jit, precision)
         if model_name != "ours" and ours in samples:
             row["ours_speedup"] = round(paired_ratio(samples[label], samples[ours]), 3)
@@ -465,10 +520,16 @@ def benchmark_training(
         options = dict(precision=row["precision"], attention_dropout=attention_dropout)
         row.update(measure_memory(row["model"], cfg, jit_compile=row["xla"], **options))
     return {
-        "machine": machine_info(), "size": cfg, "attention_dropout": attention_dropout,
-        "repeats": repeats, "steps": steps, "reference": reference, "tokens_per_step": tokens,
-        "matmul_peak_gflops": round(statistics.median(peak_samples) / 1e9, 2), "rows": rows,
-    }  # fmt: skip
+        "machine": machine_info(),
+        "size": cfg,
+        "attention_dropout": attention_dropout,
+        "repeats": repeats,
+        "steps": steps,
+        "reference": reference,
+        "tokens_per_step": tokens,
+        "matmul_peak_gflops": round(statistics.median(peak_samples) / 1e9, 2),
+        "rows": rows,
+    }
 
 
 def format_training_table(result: dict[str, Any]) -> str:
@@ -491,9 +552,15 @@ def format_training_table(result: dict[str, Any]) -> str:
 
 
 def benchmark_decoding(
-    model: keras.Model, *, new_tokens: int = 32, batch: int = 8, source_length: int = 16,
-    repeats: int = 3, jit_compile: bool = False, vocab: int | None = None,
-) -> dict[str, Any]:  # fmt: skip
+    model: keras.Model,
+    *,
+    new_tokens: int = 32,
+    batch: int = 8,
+    source_length: int = 16,
+    repeats: int = 3,
+    jit_compile: bool = False,
+    vocab: int | None = None,
+) -> dict[str, Any]:
     """Greedy decoding of exactly `new_tokens` tokens with and without the key/value cache.
 
     Both are traced first and timed round-robin (`[END]` is -1, so no row stops early).
@@ -520,8 +587,10 @@ def benchmark_decoding(
     samples = round_robin(functions, repeats=repeats, steps=1)
     generated = batch * new_tokens
     return {
-        "new_tokens": new_tokens, "batch": batch, "xla": jit_compile,
+        "new_tokens": new_tokens,
+        "batch": batch,
+        "xla": jit_compile,
         "cached_tokens_per_s": round(generated / statistics.median(samples["cached"]), 1),
         "uncached_tokens_per_s": round(generated / statistics.median(samples["uncached"]), 1),
         "cache_speedup": round(paired_ratio(samples["uncached"], samples["cached"]), 3),
-    }  # fmt: skip
+    }

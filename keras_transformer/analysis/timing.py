@@ -16,9 +16,17 @@ from keras_transformer.analysis.complexity import _check, apply_layer, reference
 
 
 def time_step(
-    kind: str, length: int, d: int, *, batch: int = 1, repeats: int = 5, kernel_size: int = 3,
-    num_heads: int = 1, seed: int = 0, statistic: str = "median",
-) -> float:  # fmt: skip
+    kind: str,
+    length: int,
+    d: int,
+    *,
+    batch: int = 1,
+    repeats: int = 5,
+    kernel_size: int = 3,
+    num_heads: int = 1,
+    seed: int = 0,
+    statistic: str = "median",
+) -> float:
     """Seconds of one compiled forward + backward pass of a `reference_layer`, after a warm-up.
 
     Args:

@@ -7,8 +7,13 @@ import math
 import textwrap
 
 
-def float_flag(minimum: float, maximum: float | None = None, *, open_minimum: bool = False,
-               open_maximum: bool = True):  # fmt: skip
+def float_flag(
+    minimum: float,
+    maximum: float | None = None,
+    *,
+    open_minimum: bool = False,
+    open_maximum: bool = True,
+):
     """An argparse `type=` for a finite float in `[minimum, maximum)` (ends per `open_*`).
 
     Example:

@@ -5,14 +5,19 @@ import pathlib
 
 
 def register(sub) -> None:
-    # fmt: off
-    p = sub.add_parser("exercises", description=__doc__.splitlines()[0], help="write the student "
-                       "versions of the tutorials (exercise bodies removed) and a README")
+    p = sub.add_parser(
+        "exercises",
+        description=__doc__.splitlines()[0],
+        help="write the student versions of the tutorials (exercise bodies removed) and a README",
+    )
     p.add_argument("--out", required=True, help="directory for the student notebooks")
-    p.add_argument("--tutorials", default=None, help="directory of the solution notebooks "
-                   "(default: the tutorials installed with the package)")
+    p.add_argument(
+        "--tutorials",
+        default=None,
+        help="directory of the solution notebooks "
+        "(default: the tutorials installed with the package)",
+    )
     p.set_defaults(func=run)
-    # fmt: on
 
 
 def run(args) -> int:
@@ -21,8 +26,10 @@ def run(args) -> int:
     tutorials = notebooks.tutorials_dir() if args.tutorials is None else args.tutorials
     written = notebooks.write_student_notebooks(tutorials, args.out)
     if not written:
-        raise ValueError(f"no notebook in --tutorials {tutorials} has a cell tagged "
-                         f"'exercise'; pass the folder of the course notebooks")  # fmt: skip
+        raise ValueError(
+            f"no notebook in --tutorials {tutorials} has a cell tagged "
+            f"'exercise'; pass the folder of the course notebooks"
+        )
     readme = pathlib.Path(args.out) / "README.md"
     solutions = pathlib.Path(tutorials).resolve()
     readme.write_text(notebooks.students_readme(written, solutions), encoding="utf-8")

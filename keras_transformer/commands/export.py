@@ -4,21 +4,33 @@ from keras_transformer.commands._arguments import NON_NEGATIVE
 
 
 def register(sub) -> None:
-    # fmt: off
     p = sub.add_parser(
-        "export", help="export a trained run as a TF Serving SavedModel (strings in, strings out)",
+        "export",
+        help="export a trained run as a TF Serving SavedModel (strings in, strings out)",
         description="Write DIR/<version>/ with a serving_default signature text -> translation, "
-        "from a finished run of an encoder-decoder or decoder-only translator.")
-    p.add_argument("run_dir", metavar="RUN_DIR",
-                   help="the --out directory of a finished `keras-transformer train` run")
+        "from a finished run of an encoder-decoder or decoder-only translator.",
+    )
+    p.add_argument(
+        "run_dir",
+        metavar="RUN_DIR",
+        help="the --out directory of a finished `keras-transformer train` run",
+    )
     p.add_argument("--out", required=True, help="model base directory (versions go inside)")
-    p.add_argument("--model-version", type=int, default=None, metavar="N",
-                   help="the SavedModel version, DIR/N/ (default: the next free version)")
+    p.add_argument(
+        "--model-version",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the SavedModel version, DIR/N/ (default: the next free version)",
+    )
     p.add_argument("--beam-size", type=int, default=1, help="beams searched; 1: greedy search")
-    p.add_argument("--alpha", type=NON_NEGATIVE, default=0.6,
-                   help="beam search length-penalty exponent (a finite number >= 0)")
+    p.add_argument(
+        "--alpha",
+        type=NON_NEGATIVE,
+        default=0.6,
+        help="beam search length-penalty exponent (a finite number >= 0)",
+    )
     p.set_defaults(func=run)
-    # fmt: on
 
 
 def run(args) -> int:

@@ -18,9 +18,18 @@ from keras_transformer.commands._arguments import (
 )
 
 # The options train and pretrain share (model sizes and the recipe), with their types and help.
-RUN_OPTIONS = (("epochs", int), ("batch_size", int), ("max_length", int), ("num_layers", int),
-               ("d_model", int), ("num_heads", int), ("dff", int), ("dropout", float),
-               ("vocab_size", int), ("warmup_steps", int))  # fmt: skip
+RUN_OPTIONS = (
+    ("epochs", int),
+    ("batch_size", int),
+    ("max_length", int),
+    ("num_layers", int),
+    ("d_model", int),
+    ("num_heads", int),
+    ("dff", int),
+    ("dropout", float),
+    ("vocab_size", int),
+    ("warmup_steps", int),
+)
 RUN_HELP = {
     "epochs": "passes over the training data (early stopping may end the run sooner)",
     "batch_size": "examples per update (with --strategy: the global batch)",
@@ -49,67 +58,117 @@ An interrupted run (Ctrl-C, SIGTERM, a crash) is resumed by running the same com
 
 
 def register(sub) -> None:
-    # fmt: off
     p = sub.add_parser(
-        "train", argument_default=argparse.SUPPRESS,  # options left out keep TrainConfig's
+        "train",
+        argument_default=argparse.SUPPRESS,  # options left out keep TrainConfig's
         help="train a Transformer (translator, classifier, language model or sentence "
-        "encoder) and write a run directory", description=DESCRIPTION)
-    p.add_argument("--task", choices=TASKS, metavar="TASK", help="what to learn: " + ", ".join(TASKS))
-    p.add_argument("--architecture", choices=ARCHITECTURES,
-                   help="encoder-decoder (translation); encoder (classification); "
-                   "decoder-only ('source [SEP] target', or the causal it-referent baseline); "
-                   "dual-encoder (sentence vectors from pairs; retrieval accuracy@1)")
-    p.add_argument("--source-lang", help="--task numbers: language of the source numbers (en, de, fr, ...)")
+        "encoder) and write a run directory",
+        description=DESCRIPTION,
+    )
+    p.add_argument(
+        "--task", choices=TASKS, metavar="TASK", help="what to learn: " + ", ".join(TASKS)
+    )
+    p.add_argument(
+        "--architecture",
+        choices=ARCHITECTURES,
+        help="encoder-decoder (translation); encoder (classification); "
+        "decoder-only ('source [SEP] target', or the causal it-referent baseline); "
+        "dual-encoder (sentence vectors from pairs; retrieval accuracy@1)",
+    )
+    p.add_argument(
+        "--source-lang", help="--task numbers: language of the source numbers (en, de, fr, ...)"
+    )
     p.add_argument("--target-lang", help="--task numbers: language of the target numbers")
     p.add_argument("--data", help="tab-separated parallel file for --task tsv")
-    p.add_argument("--skip-malformed", action="store_true",
-                   help="--task tsv: leave out malformed lines (with a warning) instead of failing")
-    p.add_argument("--columns", metavar="S,T",
-                   help="--task tsv or spa_eng: the 1-based columns of source and target; 2,1 "
-                   "swaps the direction, extra columns (Anki's attribution) are ignored "
-                   "(default: 1,2)")
-    p.add_argument("--validation-data", metavar="FILE",
-                   help="--task tsv: validation pairs (same format as --data) instead of a split "
-                   "of --data (default: 10%% of --data's sources)")
-    p.add_argument("--test-data", metavar="FILE",
-                   help="--task tsv: test pairs instead of a split of --data; with "
-                   "--validation-data too, all of --data trains (default: 10%% of --data's "
-                   "sources)")
+    p.add_argument(
+        "--skip-malformed",
+        action="store_true",
+        help="--task tsv: leave out malformed lines (with a warning) instead of failing",
+    )
+    p.add_argument(
+        "--columns",
+        metavar="S,T",
+        help="--task tsv or spa_eng: the 1-based columns of source and target; 2,1 "
+        "swaps the direction, extra columns (Anki's attribution) are ignored "
+        "(default: 1,2)",
+    )
+    p.add_argument(
+        "--validation-data",
+        metavar="FILE",
+        help="--task tsv: validation pairs (same format as --data) instead of a split "
+        "of --data (default: 10%% of --data's sources)",
+    )
+    p.add_argument(
+        "--test-data",
+        metavar="FILE",
+        help="--task tsv: test pairs instead of a split of --data; with "
+        "--validation-data too, all of --data trains (default: 10%% of --data's "
+        "sources)",
+    )
     p.add_argument("--num-train", type=int, help="training examples")
     p.add_argument("--num-validation", type=int, help="validation examples")
     p.add_argument("--num-test", type=int, help="test examples")
     add_run_arguments(p)
-    p.add_argument("--time-budget", metavar="DURATION",
-                   help="train as well as possible in this wall-clock time (90s, 10m, 1.5h); with "
-                   "--task tsv the model size is chosen to fit it")
+    p.add_argument(
+        "--time-budget",
+        metavar="DURATION",
+        help="train as well as possible in this wall-clock time (90s, 10m, 1.5h); with "
+        "--task tsv the model size is chosen to fit it",
+    )
     p.add_argument("--label-smoothing", type=RATE, help="label smoothing of the loss, in [0, 1)")
-    p.add_argument("--learning-rate", type=POSITIVE,
-                   help="constant Adam learning rate (default: none, the paper's warm-up schedule)")
-    p.add_argument("--init-from", metavar="RUN_DIR",
-                   help="start from a finished run: continue a translation run (encoder-decoder or "
-                   "decoder-only: its weights, tokenizers and sizes, with new data, budget or "
-                   "epochs), or fine-tune the encoder of a pretrain run (--architecture encoder, "
-                   "--task reviews or imdb)")
-    p.add_argument("--freeze-embeddings", action="store_true",
-                   help="keep the token embeddings fixed (classification on a small labelled set)")
-    p.add_argument("--out", help="run directory (default: runs/<task>[_<src>_<tgt>][_<architecture>])")
+    p.add_argument(
+        "--learning-rate",
+        type=POSITIVE,
+        help="constant Adam learning rate (default: none, the paper's warm-up schedule)",
+    )
+    p.add_argument(
+        "--init-from",
+        metavar="RUN_DIR",
+        help="start from a finished run: continue a translation run (encoder-decoder or "
+        "decoder-only: its weights, tokenizers and sizes, with new data, budget or "
+        "epochs), or fine-tune the encoder of a pretrain run (--architecture encoder, "
+        "--task reviews or imdb)",
+    )
+    p.add_argument(
+        "--freeze-embeddings",
+        action="store_true",
+        help="keep the token embeddings fixed (classification on a small labelled set)",
+    )
+    p.add_argument(
+        "--out", help="run directory (default: runs/<task>[_<src>_<tgt>][_<architecture>])"
+    )
     p.add_argument("--seed", type=int, help="seed of the data, the initial weights and dropout")
-    p.add_argument("--jit-compile", choices=JIT_COMPILE,
-                   help="compile the training step with XLA; auto: on a GPU only (it slows small "
-                   "models on CPU)")
-    p.add_argument("--mixed-precision", choices=PRECISION_FLAGS,
-                   help="auto (default): bf16 on GPUs of compute capability >= 8.0, fp16 on >= "
-                   "7.0, float32 on CPU; logits stay float32")
-    p.add_argument("--overwrite", action="store_true",
-                   help="delete the run in --out, finished or not, and start again")
-    p.add_argument("--strategy", choices=STRATEGIES,
-                   help="tf.distribute strategy: none, mirrored (local GPUs or --cpu-devices), "
-                   "multiworker (TF_CONFIG), tpu; --batch-size is global. See docs/scaling.md")
-    p.add_argument("--cpu-devices", type=int, metavar="N",
-                   help="with --strategy mirrored: split the CPU into N logical devices")
+    p.add_argument(
+        "--jit-compile",
+        choices=JIT_COMPILE,
+        help="compile the training step with XLA; auto: on a GPU only (it slows small "
+        "models on CPU)",
+    )
+    p.add_argument(
+        "--mixed-precision",
+        choices=PRECISION_FLAGS,
+        help="auto (default): bf16 on GPUs of compute capability >= 8.0, fp16 on >= "
+        "7.0, float32 on CPU; logits stay float32",
+    )
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="delete the run in --out, finished or not, and start again",
+    )
+    p.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        help="tf.distribute strategy: none, mirrored (local GPUs or --cpu-devices), "
+        "multiworker (TF_CONFIG), tpu; --batch-size is global. See docs/scaling.md",
+    )
+    p.add_argument(
+        "--cpu-devices",
+        type=int,
+        metavar="N",
+        help="with --strategy mirrored: split the CPU into N logical devices",
+    )
     config_defaults(p, train_default)  # every option's "(default: ...)", read from TrainConfig
     p.set_defaults(func=_train)
-    # fmt: on
 
 
 def train_default(name: str) -> str:
@@ -132,8 +191,10 @@ def train_default(name: str) -> str:
             f"0 on the generated tasks ({', '.join(GENERATED_TASKS)}): nothing to overfit; else 0.1"
         )
     if name == "warmup_steps":  # TrainConfig.__post_init__ and training.planning
-        return (f"planned from the number of updates on --task {sized}, the generated tasks and "
-                "with --time-budget; else 1000")  # fmt: skip
+        return (
+            f"planned from the number of updates on --task {sized}, the generated tasks and "
+            "with --time-budget; else 1000"
+        )
     if name == "num_train" or name == "num_validation" or name == "num_test":
         return "the task's"
     return dataclass_default(TrainConfig, name)
@@ -142,8 +203,9 @@ def train_default(name: str) -> str:
 def add_run_arguments(parser) -> None:
     """`--epochs`, `--d-model`, ... (defaults: the run config's); `--dropout` parsed as a RATE."""
     for name, kind in RUN_OPTIONS:
-        parser.add_argument(f"--{name.replace('_', '-')}", type=RATE if kind is float else kind,
-                            help=RUN_HELP[name])  # fmt: skip
+        parser.add_argument(
+            f"--{name.replace('_', '-')}", type=RATE if kind is float else kind, help=RUN_HELP[name]
+        )
 
 
 def run_command(config_class, run, args, none_option: str, keys: tuple[str, ...]) -> dict:
@@ -173,9 +235,19 @@ def _train(args) -> int:
     from keras_transformer.training.run import train
 
     # dual encoder; classification (it-referent, imdb, reviews); translation; every run
-    keys = ("test_retrieval_accuracy_at_1", "test_reverse_retrieval_accuracy_at_1", "test_accuracy",
-            "chance_accuracy", "test_exact_match", "test_token_accuracy", "test_bleu", "test_chrf",
-            "train_seconds", "train_tokens_per_second", "parameters")  # fmt: skip
+    keys = (
+        "test_retrieval_accuracy_at_1",
+        "test_reverse_retrieval_accuracy_at_1",
+        "test_accuracy",
+        "chance_accuracy",
+        "test_exact_match",
+        "test_token_accuracy",
+        "test_bleu",
+        "test_chrf",
+        "train_seconds",
+        "train_tokens_per_second",
+        "parameters",
+    )
     metrics = run_command(TrainConfig, train, args, "mixed_precision", keys)
     if metrics["samples"] and "source" in metrics["samples"][0]:
         print("sample test translations:")

@@ -11,29 +11,45 @@ from collections.abc import Iterator, Sequence
 from keras_transformer.commands._arguments import NON_NEGATIVE, OneLineArgumentParser
 from keras_transformer.errors import UserInputError
 
-DESCRIPTION = ("Translate each TEXT, or each line of stdin when no TEXT is given (answered as "
-               "lines arrive: a batch goes as soon as the input pauses); prints one translation "
-               "per line, an empty line for an empty input.")  # fmt: skip
+DESCRIPTION = (
+    "Translate each TEXT, or each line of stdin when no TEXT is given (answered as "
+    "lines arrive: a batch goes as soon as the input pauses); prints one translation "
+    "per line, an empty line for an empty input."
+)
 IDLE_SECONDS = 0.1  # stdin: a partial batch is translated once no line came for this long,
 MAX_WAIT_SECONDS = 0.5  # or once its first line has waited this long (a slow, steady writer)
 _END = object()  # the reader thread's last item
 
 
 def _add_options(p: argparse.ArgumentParser) -> None:
-    # fmt: off
     p.add_argument("--beam-size", type=int, default=1, help="beams searched; 1: greedy search")
-    p.add_argument("--alpha", type=NON_NEGATIVE, default=0.6,
-                   help="beam search length-penalty exponent (a finite number >= 0)")
-    p.add_argument("--no-cache", action="store_true",
-                   help="no key/value cache: re-run the decoder on the prefix at every step (slow)")
-    p.add_argument("--jit-compile", choices=("auto", "on", "off"), default="auto",
-                   help="compile the search with XLA (once per power-of-two batch size). auto: "
-                   "on for the cached search, for --no-cache only on a GPU")
-    p.add_argument("--max-length", type=int, default=None,
-                   help="tokens per sequence (default: the run's)")
-    p.add_argument("--batch-size", type=int, default=32,
-                   help="texts translated together; each batch is printed and flushed when done")
-    # fmt: on
+    p.add_argument(
+        "--alpha",
+        type=NON_NEGATIVE,
+        default=0.6,
+        help="beam search length-penalty exponent (a finite number >= 0)",
+    )
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="no key/value cache: re-run the decoder on the prefix at every step (slow)",
+    )
+    p.add_argument(
+        "--jit-compile",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="compile the search with XLA (once per power-of-two batch size). auto: "
+        "on for the cached search, for --no-cache only on a GPU",
+    )
+    p.add_argument(
+        "--max-length", type=int, default=None, help="tokens per sequence (default: the run's)"
+    )
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        default=32,
+        help="texts translated together; each batch is printed and flushed when done",
+    )
 
 
 class _RunDirAndTexts(argparse.Action):
@@ -52,8 +68,9 @@ class _RunDirAndTexts(argparse.Action):
         inner.add_argument("texts", nargs="*", metavar="TEXT")
         _add_options(inner)
         # -v / -vv among the texts too (cli.add_verbose_argument's dest; counted with the rest)
-        inner.add_argument("-v", "--verbose", action="count", dest="command_verbose",
-                           default=argparse.SUPPRESS)  # fmt: skip
+        inner.add_argument(
+            "-v", "--verbose", action="count", dest="command_verbose", default=argparse.SUPPRESS
+        )
         inner.parse_intermixed_args(head, namespace=namespace)  # given options override
         if namespace.run_dir is None:
             if not tail:
@@ -64,16 +81,22 @@ class _RunDirAndTexts(argparse.Action):
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "translate", help="translate texts with a trained run directory", description=DESCRIPTION,
+        "translate",
+        help="translate texts with a trained run directory",
+        description=DESCRIPTION,
         usage="%(prog)s [options] RUN_DIR [TEXT ...]",
         epilog="translate ends with exit status 0 when its reader closes the pipe (`| head -1`).",
-    )  # fmt: skip
-    p.add_argument("run_dir", nargs=argparse.REMAINDER, action=_RunDirAndTexts,
-                   metavar="RUN_DIR [TEXT ...]",
-                   help="RUN_DIR: the --out directory of `keras-transformer train`. TEXT: texts "
-                   "to translate; none: read stdin, one text per line. Options may come before, "
-                   "between or after the texts; after `--` every argument is a text, even "
-                   "'-five'")  # fmt: skip
+    )
+    p.add_argument(
+        "run_dir",
+        nargs=argparse.REMAINDER,
+        action=_RunDirAndTexts,
+        metavar="RUN_DIR [TEXT ...]",
+        help="RUN_DIR: the --out directory of `keras-transformer train`. TEXT: texts "
+        "to translate; none: read stdin, one text per line. Options may come before, "
+        "between or after the texts; after `--` every argument is a text, even "
+        "'-five'",
+    )
     _add_options(p)
     p.set_defaults(func=run)
 
@@ -84,9 +107,12 @@ def run(args) -> int:
     if args.batch_size < 1:
         raise UserInputError(f"--batch-size must be >= 1; received {args.batch_size}.")
     check_beam_size(args.beam_size)  # before loading the model
-    translator = Translator.from_run_dir(args.run_dir, use_cache=not args.no_cache,
-                                         max_length=args.max_length,
-                                         jit_compile=args.jit_compile)  # fmt: skip
+    translator = Translator.from_run_dir(
+        args.run_dir,
+        use_cache=not args.no_cache,
+        max_length=args.max_length,
+        jit_compile=args.jit_compile,
+    )
     interactive = not args.texts and sys.stdin.isatty()
     if args.texts:
         batches = _chunks(args.texts, args.batch_size)
@@ -178,9 +204,11 @@ def _decode(raw: bytes | str, number: int) -> str:
     try:
         text = (raw if isinstance(raw, str) else raw.decode("utf-8")).rstrip("\r\n")
     except UnicodeDecodeError as error:
-        raise UserInputError(f"stdin line {number} is not valid UTF-8 (byte {error.start + 1} "
-                             f"of the line is 0x{raw[error.start]:02x}); convert the input "
-                             f"first, e.g. `iconv -f latin1 -t utf-8`.") from None  # fmt: skip
+        raise UserInputError(
+            f"stdin line {number} is not valid UTF-8 (byte {error.start + 1} "
+            f"of the line is 0x{raw[error.start]:02x}); convert the input "
+            f"first, e.g. `iconv -f latin1 -t utf-8`."
+        ) from None
     return text.removeprefix("\ufeff") if number == 1 else text
 
 

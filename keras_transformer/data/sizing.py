@@ -140,9 +140,11 @@ def target_tokens(stats: CorpusStats) -> float:
 
 
 def max_length_from_tokens(
-    source_lengths: Sequence[int], target_lengths: Sequence[int], *,
+    source_lengths: Sequence[int],
+    target_lengths: Sequence[int],
+    *,
     max_truncated: float = MAX_TRUNCATED,
-) -> int:  # fmt: skip
+) -> int:
     """Tokens per framed sequence so that at most `max_truncated` of the pairs are cut.
 
     Args:

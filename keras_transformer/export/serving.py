@@ -34,9 +34,13 @@ def next_version(export_dir: str | os.PathLike) -> int:
 
 
 def export_translator(
-    translator, export_dir: str | os.PathLike, version: int | None = None, *,
-    beam_size: int = 1, alpha: float = 0.6,
-) -> str:  # fmt: skip
+    translator,
+    export_dir: str | os.PathLike,
+    version: int | None = None,
+    *,
+    beam_size: int = 1,
+    alpha: float = 0.6,
+) -> str:
     """Write `translator` as a SavedModel at `export_dir/<version>/` for TF Serving.
 
     `serving_default` maps `text` to `translation` (tf.string `[None]`) in the graph
@@ -61,8 +65,10 @@ def export_translator(
         raise ValueError(f"version must be a positive integer; received version={version!r}.")
     path = os.path.join(export_dir, str(version))
     if os.path.exists(path):
-        raise FileExistsError(f"{path} already exists and is never overwritten; omit the version "
-                              f"to write version {next_version(export_dir)}.")  # fmt: skip
+        raise FileExistsError(
+            f"{path} already exists and is never overwritten; omit the version "
+            f"to write version {next_version(export_dir)}."
+        )
     module = _ServingModule(translator, beam_size, alpha)
     tf.saved_model.save(module, path, signatures={"serving_default": module.serve})
     return path

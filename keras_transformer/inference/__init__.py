@@ -16,7 +16,17 @@ from keras_transformer.inference.sentence_encoder import (
 from keras_transformer.inference.translator import Translator, resolve_jit_compile
 
 __all__ = [
-    "IncrementalDecoder", "SentenceEncoder", "Translator", "beam_search", "continue_tokens",
-    "filter_logits", "generate", "greedy_decode", "greedy_search", "load_sentence_encoder",
-    "resolve_jit_compile", "retrieval_accuracy", "translate_by_prefix",
-]  # fmt: skip
+    "IncrementalDecoder",
+    "SentenceEncoder",
+    "Translator",
+    "beam_search",
+    "continue_tokens",
+    "filter_logits",
+    "generate",
+    "greedy_decode",
+    "greedy_search",
+    "load_sentence_encoder",
+    "resolve_jit_compile",
+    "retrieval_accuracy",
+    "translate_by_prefix",
+]

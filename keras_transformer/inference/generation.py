@@ -39,10 +39,18 @@ def filter_logits(logits, *, temperature: float = 1.0, top_k=None, top_p=None):
 
 
 def generate(
-    model: keras.Model, prompts, *, max_length: int, end_id: int | None = None,
-    sample: bool = False, temperature: float = 1.0, top_k: int | None = None,
-    top_p: float | None = None, seed: int = 0, use_cache: bool = True,
-) -> np.ndarray:  # fmt: skip
+    model: keras.Model,
+    prompts,
+    *,
+    max_length: int,
+    end_id: int | None = None,
+    sample: bool = False,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    seed: int = 0,
+    use_cache: bool = True,
+) -> np.ndarray:
     """Continue each prompt with a model from `build_language_model`.
 
     Args:
@@ -69,22 +77,31 @@ def generate(
     """
     prompts = np.asarray(prompts, dtype="int32")
     if prompts.ndim != 2 or prompts.shape[1] > max_length:
-        raise ValueError(f"prompts must be (batch, prompt_len) with prompt_len <= "
-                         f"max_length={max_length}; received shape {prompts.shape}.")  # fmt: skip
+        raise ValueError(
+            f"prompts must be (batch, prompt_len) with prompt_len <= "
+            f"max_length={max_length}; received shape {prompts.shape}."
+        )
     lengths = (prompts != 0).sum(axis=1)
     if (lengths == 0).any():
-        raise ValueError("every prompt needs at least one token (e.g. [START]); found an "
-                         "empty row.")  # fmt: skip
+        raise ValueError(
+            "every prompt needs at least one token (e.g. [START]); found an empty row."
+        )
     if not _is_number(temperature) or temperature <= 0:
-        raise ValueError(f"temperature must be a number > 0 (1 keeps the model's distribution); "
-                         f"received temperature={temperature!r}.")  # fmt: skip
+        raise ValueError(
+            f"temperature must be a number > 0 (1 keeps the model's distribution); "
+            f"received temperature={temperature!r}."
+        )
     vocab_size = int(model.outputs[0].shape[-1])
     if not (top_k is None or (_is_number(top_k, (int, np.integer)) and 1 <= top_k <= vocab_size)):
-        raise ValueError(f"top_k must be an integer in [1, vocab_size={vocab_size}] or None (no "
-                         f"top-k filter); received top_k={top_k!r}.")  # fmt: skip
+        raise ValueError(
+            f"top_k must be an integer in [1, vocab_size={vocab_size}] or None (no "
+            f"top-k filter); received top_k={top_k!r}."
+        )
     if top_p is not None and not (_is_number(top_p) and 0 < top_p <= 1):
-        raise ValueError(f"top_p must be a number in (0, 1] or None (no nucleus filter); received "
-                         f"top_p={top_p!r}.")  # fmt: skip
+        raise ValueError(
+            f"top_p must be a number in (0, 1] or None (no nucleus filter); received "
+            f"top_p={top_p!r}."
+        )
     decoder = IncrementalDecoder(model, max_length, use_cache=use_cache)
     buffer = np.pad(prompts, [(0, 0), (0, max_length - prompts.shape[1])])
 

@@ -38,22 +38,31 @@ class IncrementalDecoder:
     """
 
     def __init__(
-        self, model: keras.Model, max_length: int, use_cache: bool = True,
+        self,
+        model: keras.Model,
+        max_length: int,
+        use_cache: bool = True,
         static_shapes: bool = False,
-    ):  # fmt: skip
+    ):
         if not _is_int(max_length) or max_length < 2:
-            raise ValueError(f"max_length must be an integer >= 2 ([START] and one generated "
-                             f"token); received max_length={max_length!r}.")  # fmt: skip
+            raise ValueError(
+                f"max_length must be an integer >= 2 ([START] and one generated "
+                f"token); received max_length={max_length!r}."
+            )
         self.max_length = max_length = int(max_length)
         if (limit := position_limit(model)) is not None and max_length > limit:
-            raise ValueError(f"max_length={max_length} exceeds the model's position table of "
-                             f"{limit} positions (the max_length it was built with); pass "
-                             f"max_length <= {limit}.")  # fmt: skip
+            raise ValueError(
+                f"max_length={max_length} exceeds the model's position table of "
+                f"{limit} positions (the max_length it was built with); pass "
+                f"max_length <= {limit}."
+            )
         names = {layer.name: layer for layer in model.layers}
         if "decoder_layer_0" not in names:
-            raise ValueError(f"IncrementalDecoder needs a model made by build_transformer or "
-                             f"build_language_model (layers 'decoder_layer_0', ...); received a "
-                             f"model named {model.name!r} with layers {sorted(names)[:6]}...")  # fmt: skip
+            raise ValueError(
+                f"IncrementalDecoder needs a model made by build_transformer or "
+                f"build_language_model (layers 'decoder_layer_0', ...); received a "
+                f"model named {model.name!r} with layers {sorted(names)[:6]}..."
+            )
         # A decoder-only model (build_language_model) has no encoder and no cross-attention.
         self.has_encoder = "encoder_layer_0" in names
         self.model, self.use_cache, self.static_shapes = model, use_cache, static_shapes
@@ -71,8 +80,9 @@ class IncrementalDecoder:
     def encode(self, source):
         """Source ids `(batch, src_len)` -> (context `(batch, src_len, d_model)`, mask)."""
         if not self.has_encoder:
-            raise ValueError("a decoder-only model has no encoder; use "
-                             "initial_state(batch_size=...).")  # fmt: skip
+            raise ValueError(
+                "a decoder-only model has no encoder; use initial_state(batch_size=...)."
+            )
         source = tf.convert_to_tensor(source, tf.int32)
         return self.encoder(source, training=False), tf.not_equal(source, 0)
 
@@ -127,9 +137,14 @@ class IncrementalDecoder:
             cache = full if self.static_shapes else full[:, :, : index + 1]
             cross = state["cross"][i] if self.has_encoder else None
             x, cache = layer(
-                x, None, context_padding_mask=source_mask, self_attention_cache=cache,
-                cross_attention_cache=cross, cache_update_index=index, training=False,
-            )  # fmt: skip
+                x,
+                None,
+                context_padding_mask=source_mask,
+                self_attention_cache=cache,
+                cross_attention_cache=cross,
+                cache_update_index=index,
+                training=False,
+            )
             if not self.static_shapes:
                 cache = tf.concat([cache, full[:, :, index + 1 :]], axis=2)
                 cache.set_shape(full.shape)  # what the concat cannot know statically

@@ -66,9 +66,15 @@ def greedy_search(decoder, source, *, start_id: int, end_id: int):
 
 
 def greedy_decode(
-    model, source_ids, *, start_id: int, end_id: int, max_length: int, batch_size: int = 128,
+    model,
+    source_ids,
+    *,
+    start_id: int,
+    end_id: int,
+    max_length: int,
+    batch_size: int = 128,
     use_cache: bool = False,
-) -> np.ndarray:  # fmt: skip
+) -> np.ndarray:
     """Greedy translation of source ids (`use_cache=True`: the same tokens, faster).
 
     Args:
@@ -89,8 +95,9 @@ def greedy_decode(
     """
     source_ids = np.asarray(source_ids, dtype="int32")
     if source_ids.ndim != 2:
-        raise ValueError(f"source_ids must be a 2-D batch (num, src_len); received shape "
-                         f"{source_ids.shape}.")  # fmt: skip
+        raise ValueError(
+            f"source_ids must be a 2-D batch (num, src_len); received shape {source_ids.shape}."
+        )
     decoder = IncrementalDecoder(model, max_length + 1, use_cache=use_cache)
     results = [np.zeros((0, max_length), "int32")]
     for begin in range(0, len(source_ids), batch_size):

@@ -34,15 +34,22 @@ class SentenceEncoder:
     """
 
     def __init__(
-        self, encoder: keras.Model, tokenizer, *, pooling: str = "mean", max_length: int = 64,
+        self,
+        encoder: keras.Model,
+        tokenizer,
+        *,
+        pooling: str = "mean",
+        max_length: int = 64,
         batch_size: int = 256,
-    ) -> None:  # fmt: skip
+    ) -> None:
         if pooling not in SequencePooling.MODES:
-            raise ValueError(f"pooling must be one of {SequencePooling.MODES}; received "
-                             f"pooling={pooling!r}.")  # fmt: skip
+            raise ValueError(
+                f"pooling must be one of {SequencePooling.MODES}; received pooling={pooling!r}."
+            )
         if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 3:
-            raise ValueError(f"max_length={max_length!r} must be an int >= 3 ([START], a token, "
-                             f"[END]).")  # fmt: skip
+            raise ValueError(
+                f"max_length={max_length!r} must be an int >= 3 ([START], a token, [END])."
+            )
         self.encoder, self.tokenizer, self.pooling = encoder, tokenizer, pooling
         self.max_length, self.batch_size = max_length, batch_size
         self._pool = SequencePooling(pooling)
@@ -90,8 +97,10 @@ def retrieval_accuracy(
     1.0
     """
     if len(queries) != len(targets):
-        raise ValueError(f"queries and targets must pair up; received {len(queries)} queries and "
-                         f"{len(targets)} targets.")  # fmt: skip
+        raise ValueError(
+            f"queries and targets must pair up; received {len(queries)} queries and "
+            f"{len(targets)} targets."
+        )
     nearest = encoder.similarity(queries, targets).argmax(axis=1)
     return float(np.mean(nearest == np.arange(len(queries))))
 
@@ -101,8 +110,9 @@ def load_sentence_encoder(run_dir: str) -> SentenceEncoder:
     `keras-transformer train --architecture dual-encoder` run directory."""
     paths = [os.path.join(run_dir, name) for name in ("config.json", "model.keras")]
     if missing := [os.path.basename(p) for p in paths if not os.path.isfile(p)]:
-        raise FileNotFoundError(f"{run_dir} is not a finished dual-encoder run directory (missing "
-                                f"{missing}).")  # fmt: skip
+        raise FileNotFoundError(
+            f"{run_dir} is not a finished dual-encoder run directory (missing {missing})."
+        )
     with open(paths[0]) as handle:
         config = json.load(handle)
     if config.get("architecture") != "dual-encoder":

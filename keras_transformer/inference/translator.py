@@ -20,8 +20,10 @@ logger = logging.getLogger(__name__)
 def check_beam_size(beam_size) -> int:
     """Return `beam_size` if it is an integer >= 1, else raise `ValueError`."""
     if not _is_int(beam_size) or beam_size < 1:
-        raise ValueError(f"beam_size must be an integer >= 1 (1 = greedy search); received "
-                         f"beam_size={beam_size!r}.")  # fmt: skip
+        raise ValueError(
+            f"beam_size must be an integer >= 1 (1 = greedy search); received "
+            f"beam_size={beam_size!r}."
+        )
     return int(beam_size)
 
 
@@ -50,8 +52,10 @@ def resolve_jit_compile(jit_compile: bool | str = "auto", use_cache: bool = True
     if isinstance(jit_compile, bool):
         return jit_compile
     if jit_compile not in JIT_COMPILE_SETTINGS:
-        raise ValueError(f"jit_compile must be True, False, 'auto', 'on' or 'off'; received "
-                         f"jit_compile={jit_compile!r}.")  # fmt: skip
+        raise ValueError(
+            f"jit_compile must be True, False, 'auto', 'on' or 'off'; received "
+            f"jit_compile={jit_compile!r}."
+        )
     if jit_compile != "auto" or use_cache:
         return jit_compile != "off"
     return bool(tf.config.list_physical_devices("GPU"))
@@ -93,15 +97,22 @@ class Translator(tf.Module):
     """
 
     def __init__(
-        self, model: keras.Model, source_tokenizer: WordPieceTokenizer,
-        target_tokenizer: WordPieceTokenizer, *, max_length: int = 64, use_cache: bool = True,
+        self,
+        model: keras.Model,
+        source_tokenizer: WordPieceTokenizer,
+        target_tokenizer: WordPieceTokenizer,
+        *,
+        max_length: int = 64,
+        use_cache: bool = True,
         jit_compile: bool | str = "auto",
-    ):  # fmt: skip
+    ):
         super().__init__(name="translator")
         if not _is_int(max_length) or max_length < 3:
-            raise ValueError(f"max_length must be an integer >= 3 ([START], one token, [END]); "
-                             f"received max_length={max_length!r}. Omit it to use the run's "
-                             f"max_length.")  # fmt: skip
+            raise ValueError(
+                f"max_length must be an integer >= 3 ([START], one token, [END]); "
+                f"received max_length={max_length!r}. Omit it to use the run's "
+                f"max_length."
+            )
         self.model, self.use_cache = model, bool(use_cache)
         self.jit_compile = resolve_jit_compile(jit_compile, self.use_cache)  # a bool
         self.source_tokenizer, self.target_tokenizer = source_tokenizer, target_tokenizer
@@ -111,9 +122,13 @@ class Translator(tf.Module):
 
     @classmethod
     def from_run_dir(
-        cls, run_dir: str | os.PathLike, *, use_cache: bool = True,
-        max_length: int | None = None, jit_compile: bool | str = "auto",
-    ) -> "Translator":  # fmt: skip
+        cls,
+        run_dir: str | os.PathLike,
+        *,
+        use_cache: bool = True,
+        max_length: int | None = None,
+        jit_compile: bool | str = "auto",
+    ) -> "Translator":
         """Loads a training run (`max_length=None`: the run's); decoder-only: `PrefixTranslator`.
         The defaults are those of `keras-transformer translate` (cache on, XLA "auto")."""
         jit_compile = resolve_jit_compile(jit_compile, use_cache)  # checked before loading
@@ -123,9 +138,11 @@ class Translator(tf.Module):
         try:
             model = keras.models.load_model(files["model"], safe_mode=True, compile=False)
         except Exception as error:  # corrupted or foreign file: say which and why
-            raise ValueError(f"could not load {files['model']}: {type(error).__name__}: "
-                             f"{str(error).splitlines()[0] if str(error) else ''}. Re-run training "
-                             f"or restore the file.") from error  # fmt: skip
+            raise ValueError(
+                f"could not load {files['model']}: {type(error).__name__}: "
+                f"{str(error).splitlines()[0] if str(error) else ''}. Re-run training "
+                f"or restore the file."
+            ) from error
         limit, options = position_limit(model), dict(use_cache=use_cache, jit_compile=jit_compile)
         if architecture == "decoder-only":
             if max_length is None:
@@ -193,8 +210,9 @@ class Translator(tf.Module):
         self, texts: Sequence[str], beam_size: int = 1, alpha: float = 0.6, max_length=None
     ) -> list[str]:
         if isinstance(texts, str):
-            raise TypeError("texts must be a list of strings; received one string. Wrap it: "
-                            "translator([text]).")  # fmt: skip
+            raise TypeError(
+                "texts must be a list of strings; received one string. Wrap it: translator([text])."
+            )
         check_beam_size(beam_size)
         if max_length is not None and max_length != self.max_length:
             if max_length not in self._resized:
@@ -214,15 +232,23 @@ class Translator(tf.Module):
 
     def _resized_copy(self, max_length: int) -> "Translator":
         return Translator(
-            self.model, self.source_tokenizer, self.target_tokenizer, max_length=max_length,
-            use_cache=self.use_cache, jit_compile=self.jit_compile,
-        )  # fmt: skip
+            self.model,
+            self.source_tokenizer,
+            self.target_tokenizer,
+            max_length=max_length,
+            use_cache=self.use_cache,
+            jit_compile=self.jit_compile,
+        )
 
     def _warn_if_truncated(self, texts: list[str]) -> None:
         lengths = self.source_tokenizer.tokenize(tf.constant(texts)).row_lengths().numpy()
         if too_long := [i for i, n in enumerate(lengths) if n + 2 > self.max_length]:
-            logger.warning("%d input(s) longer than max_length=%d tokens were truncated (first "
-                           "index %d).", len(too_long), self.max_length, too_long[0])  # fmt: skip
+            logger.warning(
+                "%d input(s) longer than max_length=%d tokens were truncated (first index %d).",
+                len(too_long),
+                self.max_length,
+                too_long[0],
+            )
 
 
 class _PrefixDecoder:
@@ -266,18 +292,25 @@ class PrefixTranslator(Translator):
     """
 
     def __init__(
-        self, model: keras.Model, tokenizer: WordPieceTokenizer, *, max_length: int = 64,
-        use_cache: bool = True, jit_compile: bool | str = "auto",
-    ):  # fmt: skip
+        self,
+        model: keras.Model,
+        tokenizer: WordPieceTokenizer,
+        *,
+        max_length: int = 64,
+        use_cache: bool = True,
+        jit_compile: bool | str = "auto",
+    ):
         options = dict(max_length=max_length, use_cache=use_cache, jit_compile=jit_compile)
         super().__init__(model, tokenizer, tokenizer, **options)
 
     def _make_decoder(self, static_shapes: bool = False) -> _PrefixDecoder:
         limit, positions = position_limit(self.model), 2 * self.max_length - 1
         if limit is not None and positions > limit:
-            raise ValueError(f"max_length={self.max_length} needs {positions} positions (prompt "
-                             f"and continuation) but the model's position table has {limit}; pass "
-                             f"max_length <= {(limit + 1) // 2}.")  # fmt: skip
+            raise ValueError(
+                f"max_length={self.max_length} needs {positions} positions (prompt "
+                f"and continuation) but the model's position table has {limit}; pass "
+                f"max_length <= {(limit + 1) // 2}."
+            )
         return _PrefixDecoder(super()._make_decoder(static_shapes, positions))
 
     def _encode(self, texts):
@@ -295,6 +328,9 @@ class PrefixTranslator(Translator):
 
     def _resized_copy(self, max_length: int) -> "PrefixTranslator":
         return PrefixTranslator(
-            self.model, self.source_tokenizer, max_length=max_length, use_cache=self.use_cache,
+            self.model,
+            self.source_tokenizer,
+            max_length=max_length,
+            use_cache=self.use_cache,
             jit_compile=self.jit_compile,
-        )  # fmt: skip
+        )

@@ -31,7 +31,7 @@ KERAS_DIFFERENCES: dict[str, str] = {
     "test_quantize_int8": "int8 quantization, checked through Keras's private `_query_dense`; ours names it `query_dense`",
     "test_sliding_window": "sliding_window (banded local attention)",
     "test_sliding_window_serialization": "sliding_window (banded local attention)",
-}  # fmt: skip
+}
 
 
 def large_negative(dtype) -> float:

@@ -77,9 +77,13 @@ class DecoderLayer(keras.layers.Layer):
             layer = FeedForward(self.dff, self.activation, dtype=dtype, name=name)
         else:
             layer = attention_for(
-                d_model, self.num_heads, self.key_dim, dropout=self.attention_dropout,
-                dtype=dtype, name=name,
-            )  # fmt: skip
+                d_model,
+                self.num_heads,
+                self.key_dim,
+                dropout=self.attention_dropout,
+                dtype=dtype,
+                name=name,
+            )
         norm = keras.layers.LayerNormalization(epsilon=1e-6, dtype=dtype, name=f"{name}_norm")
         dropout = keras.layers.Dropout(self.dropout, dtype=dtype, name=f"{name}_dropout")
         return layer, norm, dropout

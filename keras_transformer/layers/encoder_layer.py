@@ -67,9 +67,13 @@ class EncoderLayer(keras.layers.Layer):
         d_model, dtype = input_shape[-1], self.dtype_policy
         # Sub-layer 1: multi-head self-attention, its LayerNorm and its residual dropout.
         self.self_attention = attention_for(
-            d_model, self.num_heads, self.key_dim, dropout=self.attention_dropout, dtype=dtype,
+            d_model,
+            self.num_heads,
+            self.key_dim,
+            dropout=self.attention_dropout,
+            dtype=dtype,
             name="self_attention",
-        )  # fmt: skip
+        )
         self.self_attention.build(input_shape, input_shape)
         self.self_attention_norm = keras.layers.LayerNormalization(
             epsilon=1e-6, dtype=dtype, name="self_attention_norm"
@@ -98,9 +102,12 @@ class EncoderLayer(keras.layers.Layer):
         if self.norm_first:
             x = self.self_attention_norm(x)
         x = self.self_attention(
-            x, x, attention_mask=mask, return_attention_scores=return_attention_scores,
+            x,
+            x,
+            attention_mask=mask,
+            return_attention_scores=return_attention_scores,
             training=training,
-        )  # fmt: skip
+        )
         if return_attention_scores:
             x, scores = x  # scores: (batch, num_heads, seq_len, seq_len)
         x = residual + self.self_attention_dropout(x, training=training)

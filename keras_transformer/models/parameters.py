@@ -34,10 +34,18 @@ def decoder_layer_parameters(d_model: int, num_heads: int, dff: int, cross_atten
 
 
 def transformer_parameters(
-    source_vocab_size: int, target_vocab_size: int, *, num_layers: int = 4, d_model: int = 128,
-    num_heads: int = 8, dff: int = 512, max_length: int = 512, share_embeddings: bool = False,
-    norm_first: bool = False, learned_positions: bool = False,
-) -> int:  # fmt: skip
+    source_vocab_size: int,
+    target_vocab_size: int,
+    *,
+    num_layers: int = 4,
+    d_model: int = 128,
+    num_heads: int = 8,
+    dff: int = 512,
+    max_length: int = 512,
+    share_embeddings: bool = False,
+    norm_first: bool = False,
+    learned_positions: bool = False,
+) -> int:
     """Parameters of `build_transformer` with the same arguments.
 
     Embeddings (`V * d_model` each; one shared matrix with `share_embeddings`, which is also

@@ -42,9 +42,11 @@ def cross_attention(
         An `AttentionMap`: one row per generated token, one column per source token.
     """
     probe = models.build_transformer(
-        source_tokenizer.vocab_size, target_tokenizer.vocab_size, config=sizes,
+        source_tokenizer.vocab_size,
+        target_tokenizer.vocab_size,
+        config=sizes,
         return_attention_scores=True,
-    )  # fmt: skip
+    )
     probe.set_weights(model.get_weights())
     translator = Translator(model, source_tokenizer, target_tokenizer, max_length=sizes.max_length)
     generated = [int(t) for t in translator.translate_tokens([text])[0] if t != 0]
@@ -54,16 +56,22 @@ def cross_attention(
     scores = probe({"source": source_ids, "target": target_ids}, training=False)
     weights = np.asarray(scores[f"decoder_layer_{sizes.num_layers - 1}_cross_attention"][0])
     return AttentionMap(
-        weights, _tokens(generated, target_tokenizer),
+        weights,
+        _tokens(generated, target_tokenizer),
         _tokens(list(source_ids[0]), source_tokenizer),
         f"last decoder layer cross-attention: {text!r}",
-    )  # fmt: skip
+    )
 
 
 def it_attention(
-    model, tokenizer, sentence: str, *, causal: bool = False,
-    config: TransformerConfig | None = None, **sizes,
-) -> AttentionMap:  # fmt: skip
+    model,
+    tokenizer,
+    sentence: str,
+    *,
+    causal: bool = False,
+    config: TransformerConfig | None = None,
+    **sizes,
+) -> AttentionMap:
     """Every layer's attention *from "it"* (one row per layer, one panel per head).
 
     Args:
@@ -80,9 +88,12 @@ def it_attention(
     config = TransformerConfig.resolve(config, sizes)
     prefix_name = "decoder" if causal else "encoder"
     probe = models.build_token_classifier(
-        model.get_layer(f"{prefix_name}_embedding").vocab_size, model.get_layer("logits").units,
-        causal=causal, config=config, return_attention_scores=True,
-    )  # fmt: skip
+        model.get_layer(f"{prefix_name}_embedding").vocab_size,
+        model.get_layer("logits").units,
+        causal=causal,
+        config=config,
+        return_attention_scores=True,
+    )
     probe.set_weights(model.get_weights())
     ids = np.asarray(data.encode_source([sentence], tokenizer, config.max_length))
     position = int(np.argmax(ids[0] == tokenizer.token_to_id("it")))
@@ -92,6 +103,8 @@ def it_attention(
     rows = np.stack([np.asarray(scores[name])[0, :, position] for name in names], axis=1)
     kind = "causal decoder" if causal else "encoder"
     return AttentionMap(
-        rows, [f"layer {i}: it" for i in layers], _tokens(list(ids[0]), tokenizer),
+        rows,
+        [f"layer {i}: it" for i in layers],
+        _tokens(list(ids[0]), tokenizer),
         f"{kind} attention from 'it': {sentence!r}",
-    )  # fmt: skip
+    )

@@ -224,8 +224,13 @@ class RunAccounting(keras.callbacks.Callback):
         """Writes the totals (seconds up to now) to `state.json`."""
         if self._start is not None:
             self.train_seconds = self._prior + time.perf_counter() - self._start
-        rundir.update_state(self.run_dir, epochs_run=self.epochs_run, stopped_on_nan=self.stopped_on_nan,
-                            train_seconds=round(self.train_seconds, 3), **extra)  # fmt: skip
+        rundir.update_state(
+            self.run_dir,
+            epochs_run=self.epochs_run,
+            stopped_on_nan=self.stopped_on_nan,
+            train_seconds=round(self.train_seconds, 3),
+            **extra,
+        )
 
 
 _CLOCKS = {"wall": time.perf_counter, "process": time.process_time}
@@ -260,9 +265,14 @@ class TimeBudget(keras.callbacks.Callback):
     """
 
     def __init__(
-        self, budget_seconds: float | str, *, clock: str = "wall",
-        schedule: BudgetSchedule | None = None, update_every: int = 20, progress: bool = False,
-    ) -> None:  # fmt: skip
+        self,
+        budget_seconds: float | str,
+        *,
+        clock: str = "wall",
+        schedule: BudgetSchedule | None = None,
+        update_every: int = 20,
+        progress: bool = False,
+    ) -> None:
         super().__init__()
         self.budget_seconds = parse_duration(budget_seconds)
         if clock not in _CLOCKS:
@@ -317,13 +327,18 @@ class TimeBudget(keras.callbacks.Callback):
         if self.progress:
             left = max(0.0, self.budget_seconds - self.elapsed)
             values = "".join(
-                f", {name} {float(value):.4g}" for name, value in sorted((logs or {}).items())
+                f", {name} {float(value):.4g}"
+                for name, value in sorted((logs or {}).items())
                 if name in ("loss", "val_loss", "masked_accuracy", "val_masked_accuracy")
-            )  # fmt: skip
+            )
             progress_logger.info(
                 "epoch %d: %.0f s of %.0f s (%.0f s left)%s",
-                epoch + 1, self.elapsed, self.budget_seconds, left, values,
-            )  # fmt: skip
+                epoch + 1,
+                self.elapsed,
+                self.budget_seconds,
+                left,
+                values,
+            )
 
     def on_train_end(self, logs=None):
         self.elapsed = self._now() - self._start
@@ -337,8 +352,13 @@ class SequencesConverged(keras.callbacks.Callback):
     learning rate). Under a `BudgetSchedule`, the learning rate then first decays to zero over
     one more epoch: weights taken near its peak are noisy."""
 
-    def __init__(self, floor: float = 0.99, min_delta: float = 0.002, patience: int = 1,
-                 ceiling: float = 0.999):  # fmt: skip
+    def __init__(
+        self,
+        floor: float = 0.99,
+        min_delta: float = 0.002,
+        patience: int = 1,
+        ceiling: float = 0.999,
+    ):
         super().__init__()
         self.floor, self.min_delta, self.patience = floor, min_delta, patience
         self.ceiling, self.best, self.flat, self.cooling = ceiling, None, 0, False

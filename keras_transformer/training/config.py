@@ -69,8 +69,13 @@ FIXED_SIZES: dict[str, int] = dict(epochs=12, max_length=48, vocab_size=2000) | 
 """Sizes of the other tasks' unset flags; the model's are `TransformerConfig`'s defaults."""
 
 INIT_FROM_SIZES: tuple[str, ...] = (
-    "num_layers", "d_model", "num_heads", "dff", "max_length", "vocab_size",
-)  # fmt: skip
+    "num_layers",
+    "d_model",
+    "num_heads",
+    "dff",
+    "max_length",
+    "vocab_size",
+)
 """Sizes a translation run started `--init-from` another takes from it (given ones must match)."""
 
 BUDGET_EPOCHS = 1000
@@ -260,11 +265,15 @@ class TrainConfig:
         if self.task == "tsv":
             if not self.data:
                 raise ValueError("task 'tsv' needs --data PATH to a tab-separated file.")
-            options.update(path=self.data, validation_path=self.validation_data,
-                           test_path=self.test_data)  # fmt: skip
+            options.update(
+                path=self.data, validation_path=self.validation_data, test_path=self.test_data
+            )
         else:
-            for flag, value in (("data", self.data), ("validation_data", self.validation_data),
-                                ("test_data", self.test_data)):  # fmt: skip
+            for flag, value in (
+                ("data", self.data),
+                ("validation_data", self.validation_data),
+                ("test_data", self.test_data),
+            ):
                 if value:
                     flag = flag.replace("_", "-")
                     raise ValueError(

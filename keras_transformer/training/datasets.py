@@ -26,13 +26,21 @@ def report_truncated(
     if chosen:
         logger.info(
             "%s: %d of %d training texts exceed max_length=%d (chosen from the data: at most "
-            "1%% of the pairs) and are truncated", side, count, len(lengths), max_length,
-        )  # fmt: skip
+            "1%% of the pairs) and are truncated",
+            side,
+            count,
+            len(lengths),
+            max_length,
+        )
     else:
         logger.warning(
             "%s: %d of %d training texts exceed max_length=%d (the setting, not chosen from the "
-            "data) and are truncated; raise --max-length to keep them whole.", side, count, len(lengths), max_length,
-        )  # fmt: skip
+            "data) and are truncated; raise --max-length to keep them whole.",
+            side,
+            count,
+            len(lengths),
+            max_length,
+        )
     return count
 
 

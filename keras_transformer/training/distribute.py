@@ -16,9 +16,14 @@ from keras_transformer._validation import check_int
 from keras_transformer.choices import STRATEGIES
 
 __all__ = [
-    "check_global_batch", "check_strategy_options", "configure_cpu_devices",
-    "is_chief", "make_strategy", "prepare_for_strategy", "write_dir",
-]  # fmt: skip
+    "check_global_batch",
+    "check_strategy_options",
+    "configure_cpu_devices",
+    "is_chief",
+    "make_strategy",
+    "prepare_for_strategy",
+    "write_dir",
+]
 
 logger = logging.getLogger(__name__)
 

@@ -14,15 +14,28 @@ from keras_transformer.layers import InBatchSimilarity
 from keras_transformer.models.dual_encoder import build_dual_encoder
 from keras_transformer.training.fitting import classifier_compile
 
-__all__ = ["InBatchSimilarity", "build_dual_encoder", "load_sentence_encoder", "pair_dataset",
-           "train_dual_encoder"]  # fmt: skip
+__all__ = [
+    "InBatchSimilarity",
+    "build_dual_encoder",
+    "load_sentence_encoder",
+    "pair_dataset",
+    "train_dual_encoder",
+]
 
 
 def train_dual_encoder(
-    train_pairs: Sequence[tuple[str, str]], validation_pairs: Sequence[tuple[str, str]],
-    tokenizer, *, epochs: int = 10, batch_size: int = 64, learning_rate: float = 1e-3,
-    max_length: int = 48, seed: int = 0, verbose: int = 0, **model_kwargs,
-) -> tuple[SentenceEncoder, keras.callbacks.History]:  # fmt: skip
+    train_pairs: Sequence[tuple[str, str]],
+    validation_pairs: Sequence[tuple[str, str]],
+    tokenizer,
+    *,
+    epochs: int = 10,
+    batch_size: int = 64,
+    learning_rate: float = 1e-3,
+    max_length: int = 48,
+    seed: int = 0,
+    verbose: int = 0,
+    **model_kwargs,
+) -> tuple[SentenceEncoder, keras.callbacks.History]:
     """Trains `build_dual_encoder` on pairs and returns a `SentenceEncoder`.
 
     Args:

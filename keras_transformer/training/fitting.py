@@ -44,9 +44,11 @@ class FitResult:
     def metrics(self, model: keras.Model) -> dict:
         """The entries every `metrics.json` has: time, epochs, NaN stop, parameters."""
         return {
-            "train_seconds": round(self.seconds, 2), "epochs_run": self.epochs_run,
-            "stopped_on_nan": self.stopped_on_nan, "parameters": int(model.count_params()),
-        }  # fmt: skip
+            "train_seconds": round(self.seconds, 2),
+            "epochs_run": self.epochs_run,
+            "stopped_on_nan": self.stopped_on_nan,
+            "parameters": int(model.count_params()),
+        }
 
 
 def compile_model(
@@ -77,9 +79,18 @@ def best_logged(history_csv: str, column: str) -> float | None:
     return min(values) if values else None
 
 
-def fit_run(model: keras.Model, train_ds, val_ds, *, run_dir: str, epochs: int,
-            early_stopping_patience: int, tensorboard: bool = True,
-            callbacks: list | None = None, verbose: int | None = None) -> FitResult:  # fmt: skip
+def fit_run(
+    model: keras.Model,
+    train_ds,
+    val_ds,
+    *,
+    run_dir: str,
+    epochs: int,
+    early_stopping_patience: int,
+    tensorboard: bool = True,
+    callbacks: list | None = None,
+    verbose: int | None = None,
+) -> FitResult:
     """Fits `model` (compiled) with the run directory's callbacks; see the module docstring.
 
     Args:
@@ -106,8 +117,13 @@ def fit_run(model: keras.Model, train_ds, val_ds, *, run_dir: str, epochs: int,
     if state.get("fit_finished") and os.path.exists(best):
         # Interrupted after fitting (evaluation, plots): the fit is not run again.
         model.load_weights(best)
-        return FitResult(float(state.get("train_seconds", 0.0)), int(state.get("epochs_run", 0)),
-                         bool(state.get("stopped_on_nan")), best, int(state.get("steps", 0)))  # fmt: skip
+        return FitResult(
+            float(state.get("train_seconds", 0.0)),
+            int(state.get("epochs_run", 0)),
+            bool(state.get("stopped_on_nan")),
+            best,
+            int(state.get("steps", 0)),
+        )
     history_csv, logs = os.path.join(run_dir, "history.csv"), os.path.join(run_dir, "logs")
     accounting = run_callbacks.RunAccounting(run_dir)
     callbacks = [
@@ -124,10 +140,15 @@ def fit_run(model: keras.Model, train_ds, val_ds, *, run_dir: str, epochs: int,
     ]
     try:
         history = model.fit(
-            train_ds, validation_data=val_ds, epochs=epochs, callbacks=callbacks,
+            train_ds,
+            validation_data=val_ds,
+            epochs=epochs,
+            callbacks=callbacks,
             shuffle=False,  # the tf.data pipelines shuffle themselves
-            verbose=(1 if sys.stdout.isatty() else 2) if verbose is None else verbose,  # bar or lines
-        )  # fmt: skip
+            verbose=(1 if sys.stdout.isatty() else 2)
+            if verbose is None
+            else verbose,  # bar or lines
+        )
     except BaseException:  # interrupted (Ctrl-C, SIGTERM) or failed: the seconds still count
         accounting.save()
         raise

@@ -93,8 +93,9 @@ def load_run(config) -> TranslationRun:
     if os.path.isfile(metrics_path):
         with open(metrics_path, encoding="utf-8") as handle:
             metrics = json.load(handle)
-        record["metrics"] = {k: metrics[k] for k in ("test_bleu", "test_chrf", "test_loss")
-                             if k in metrics}  # fmt: skip
+        record["metrics"] = {
+            k: metrics[k] for k in ("test_bleu", "test_chrf", "test_loss") if k in metrics
+        }
     return TranslationRun(path, old, tokenizers, record)
 
 

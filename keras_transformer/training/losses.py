@@ -91,10 +91,13 @@ class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
     """
 
     def __init__(
-        self, label_smoothing: float = 0.0, pad_id: int = 0, from_logits: bool = True,
+        self,
+        label_smoothing: float = 0.0,
+        pad_id: int = 0,
+        from_logits: bool = True,
         reduction: str | None = "sum_over_batch_size",
         name: str = "masked_sparse_categorical_crossentropy",
-    ) -> None:  # fmt: skip
+    ) -> None:
         if reduction not in _REDUCTIONS:
             raise ValueError(
                 f"reduction={reduction!r} is not supported; use one of {_REDUCTIONS}. "
@@ -150,8 +153,12 @@ class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
         return ops.where(not_pad, nll, ops.zeros_like(nll))
 
     def get_config(self) -> dict[str, Any]:
-        return {**super().get_config(), "label_smoothing": self.label_smoothing,
-                "pad_id": self.pad_id, "from_logits": self.from_logits}  # fmt: skip
+        return {
+            **super().get_config(),
+            "label_smoothing": self.label_smoothing,
+            "pad_id": self.pad_id,
+            "from_logits": self.from_logits,
+        }
 
 
 @keras.saving.register_keras_serializable(package="keras_transformer")

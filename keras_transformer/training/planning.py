@@ -106,9 +106,14 @@ class SchedulePlan(NamedTuple):
 def model_parameters(size: ModelSize, vocab_size: int) -> int:
     """Weights of a shared-embedding encoder-decoder of this rung (`transformer_parameters`)."""
     return transformer_parameters(
-        vocab_size, vocab_size, num_layers=size.num_layers, d_model=size.d_model,
-        num_heads=size.num_heads, dff=size.dff, share_embeddings=True,
-    )  # fmt: skip
+        vocab_size,
+        vocab_size,
+        num_layers=size.num_layers,
+        d_model=size.d_model,
+        num_heads=size.num_heads,
+        dff=size.dff,
+        share_embeddings=True,
+    )
 
 
 def choose_model(stats: CorpusStats, budget_seconds: float | None = None) -> ModelSize:
@@ -141,9 +146,14 @@ def peak_learning_rate(d_model: int) -> float:
 
 
 def estimate_steps(
-    budget_seconds: float, tokens_per_batch: float, *, num_layers: int, d_model: int, dff: int,
+    budget_seconds: float,
+    tokens_per_batch: float,
+    *,
+    num_layers: int,
+    d_model: int,
+    dff: int,
     vocab_size: int,
-) -> int:  # fmt: skip
+) -> int:
     """Updates a budget buys, at the pace of `TARGET_TOKENS_PER_CPU_SECOND` scaled by compute.
 
     The pace of the "small" rung (3 x 128, 3000 pieces) is scaled by the multiply-adds per
@@ -238,9 +248,13 @@ def plan_schedule(config, steps_per_epoch: int, tokens_per_batch: float) -> Sche
     """
     if config.time_budget is not None:
         steps = estimate_steps(
-            config.time_budget, tokens_per_batch, num_layers=config.num_layers,
-            d_model=config.d_model, dff=config.dff, vocab_size=config.vocab_size,
-        )  # fmt: skip
+            config.time_budget,
+            tokens_per_batch,
+            num_layers=config.num_layers,
+            d_model=config.d_model,
+            dff=config.dff,
+            vocab_size=config.vocab_size,
+        )
     else:
         steps = config.epochs * max(1, steps_per_epoch)
     steps = max(steps, 1)

@@ -48,8 +48,9 @@ class PretrainConfig:
             check_positive_int(name, getattr(self, name))
         check_number("mask_rate", self.mask_rate, 0.0, 1.0, open_minimum=True)
         hint = " The best weights are chosen on held-out texts."
-        check_number("validation_fraction", self.validation_fraction, 0.0, 1.0,
-                     open_minimum=True, hint=hint)  # fmt: skip
+        check_number(
+            "validation_fraction", self.validation_fraction, 0.0, 1.0, open_minimum=True, hint=hint
+        )
         check_number("finetune_learning_rate", self.finetune_learning_rate, 0.0, open_minimum=True)
         if self.finetune_task == "auto":
             self.finetune_task = "reviews" if self.corpus == "reviews" else None

@@ -45,10 +45,18 @@ def split_corpus(texts: list[str], validation_fraction: float, seed: int) -> tup
 
 
 def fine_tune(
-    task: data.Task, tokenizer: data.WordPieceTokenizer, sizes: TransformerConfig | dict, *,
-    pretrained: keras.Model | None, epochs: int, batch_size: int, learning_rate: float,
-    seed: int = 0, pooling: str = "cls", freeze_embeddings: bool = True,
-) -> dict:  # fmt: skip
+    task: data.Task,
+    tokenizer: data.WordPieceTokenizer,
+    sizes: TransformerConfig | dict,
+    *,
+    pretrained: keras.Model | None,
+    epochs: int,
+    batch_size: int,
+    learning_rate: float,
+    seed: int = 0,
+    pooling: str = "cls",
+    freeze_embeddings: bool = True,
+) -> dict:
     """Trains a `build_classifier` on `task` and returns its accuracies.
 
     Calls differing only in `pretrained` measure pre-training; frozen embeddings keep words seen
@@ -80,9 +88,14 @@ def fine_tune(
 
     def dataset(split, shuffle=False):
         return classification_dataset(
-            task.split(split), tokenizer, class_names, batch_size=batch_size,
-            max_length=sizes.max_length, seed=seed, shuffle=shuffle,
-        )  # fmt: skip
+            task.split(split),
+            tokenizer,
+            class_names,
+            batch_size=batch_size,
+            max_length=sizes.max_length,
+            seed=seed,
+            shuffle=shuffle,
+        )
 
     model.fit(dataset("train", shuffle=True), epochs=epochs, shuffle=False, verbose=0)
     result = {"transferred_layers": transferred}
@@ -93,9 +106,12 @@ def fine_tune(
 
 
 def compare_fine_tuning(
-    pretrained: keras.Model, tokenizer: data.WordPieceTokenizer, task: data.Task,
-    sizes: TransformerConfig | dict, **recipe,
-) -> dict:  # fmt: skip
+    pretrained: keras.Model,
+    tokenizer: data.WordPieceTokenizer,
+    task: data.Task,
+    sizes: TransformerConfig | dict,
+    **recipe,
+) -> dict:
     """`fine_tune` from the pre-trained encoder and from scratch, same recipe.
 
     Returns:
@@ -107,11 +123,14 @@ def compare_fine_tuning(
     }
     counts = np.unique([label for _, label in task.test], return_counts=True)[1]
     return {
-        "task": task.name, "num_train": len(task.train), "num_test": len(task.test),
+        "task": task.name,
+        "num_train": len(task.train),
+        "num_test": len(task.test),
         "pretrained_test_accuracy": runs["pretrained"]["test_accuracy"],
         "scratch_test_accuracy": runs["scratch"]["test_accuracy"],
-        "chance_accuracy": float(counts.max() / counts.sum()), **runs,
-    }  # fmt: skip
+        "chance_accuracy": float(counts.max() / counts.sum()),
+        **runs,
+    }
 
 
 def pretrain(config: PretrainConfig) -> dict:
@@ -124,52 +143,76 @@ def pretrain(config: PretrainConfig) -> dict:
     train_texts, validation_texts = split_corpus(texts, config.validation_fraction, config.seed)
     logger.info(
         "corpus %s: %d training, %d validation texts",
-        config.corpus, len(train_texts), len(validation_texts),
-    )  # fmt: skip
+        config.corpus,
+        len(train_texts),
+        len(validation_texts),
+    )
     set_stage("while learning the vocabulary")
     tokenizer = data.WordPieceTokenizer.learn(train_texts, config.vocab_size)
     tokenizer.save(os.path.join(run_dir, "tokenizers", "source"))
 
     def dataset(texts, training):
         return make_mlm_dataset(
-            texts, tokenizer, batch_size=config.batch_size, max_length=config.max_length,
-            seed=config.seed, shuffle=training, rate=config.mask_rate,
-        )  # fmt: skip
+            texts,
+            tokenizer,
+            batch_size=config.batch_size,
+            max_length=config.max_length,
+            seed=config.seed,
+            shuffle=training,
+            rate=config.mask_rate,
+        )
 
     set_stage("while building the model")
     model = models.build_masked_language_model(tokenizer.vocab_size, config=config.model)
     xla = use_xla("auto")
     compile_model(model, config, xla)
     rundir.write_config(
-        config, run_dir, objective=OBJECTIVE, jit_compile_resolved=xla,
-        source_vocab_size=tokenizer.vocab_size, num_train_texts=len(train_texts),
+        config,
+        run_dir,
+        objective=OBJECTIVE,
+        jit_compile_resolved=xla,
+        source_vocab_size=tokenizer.vocab_size,
+        num_train_texts=len(train_texts),
         num_validation_texts=len(validation_texts),
-    )  # fmt: skip
+    )
     fit = fit_run(
-        model, dataset(train_texts, True), dataset(validation_texts, False), run_dir=run_dir,
-        epochs=config.epochs, early_stopping_patience=config.early_stopping_patience,
-    )  # fmt: skip
+        model,
+        dataset(train_texts, True),
+        dataset(validation_texts, False),
+        run_dir=run_dir,
+        epochs=config.epochs,
+        early_stopping_patience=config.early_stopping_patience,
+    )
     set_stage("while saving and evaluating the model (pre-training is done)")
     model.save(os.path.join(run_dir, "model.keras"))
     scores = model.evaluate(dataset(validation_texts, False), verbose=0, return_dict=True)
     metrics = {
-        "objective": OBJECTIVE, "validation_masked_loss": float(scores["loss"]),
-        "validation_masked_accuracy": float(scores["masked_accuracy"]), **fit.metrics(model),
+        "objective": OBJECTIVE,
+        "validation_masked_loss": float(scores["loss"]),
+        "validation_masked_accuracy": float(scores["masked_accuracy"]),
+        **fit.metrics(model),
         "num_train_texts": len(train_texts),
-    }  # fmt: skip
+    }
     rundir.plot_run_curves(run_dir, config, fit.steps)
     if config.finetune_task is not None:
         set_stage("while fine-tuning (pre-training is done)")
         task = data.load_task(config.finetune_task, seed=config.seed)
         logger.info(
             "fine-tuning on %s (%d labelled training texts), from the pre-trained encoder "
-            "and from scratch", task.name, len(task.train),
-        )  # fmt: skip
+            "and from scratch",
+            task.name,
+            len(task.train),
+        )
         metrics["fine_tuning"] = compare_fine_tuning(
-            model, tokenizer, task, config.model, epochs=config.finetune_epochs,
-            batch_size=config.finetune_batch_size, learning_rate=config.finetune_learning_rate,
+            model,
+            tokenizer,
+            task,
+            config.model,
+            epochs=config.finetune_epochs,
+            batch_size=config.finetune_batch_size,
+            learning_rate=config.finetune_learning_rate,
             seed=config.seed,
-        )  # fmt: skip
+        )
     rundir.write_json(os.path.join(run_dir, "metrics.json"), metrics)
     rundir.finish_run(run_dir)
     return metrics
@@ -208,6 +251,11 @@ def load_pretrained(run_dir: str) -> tuple[keras.Model, data.WordPieceTokenizer,
 
 
 __all__ = [
-    "PretrainConfig", "classification_dataset", "compare_fine_tuning", "fine_tune",
-    "load_pretrained", "pretrain", "split_corpus",
-]  # fmt: skip
+    "PretrainConfig",
+    "classification_dataset",
+    "compare_fine_tuning",
+    "fine_tune",
+    "load_pretrained",
+    "pretrain",
+    "split_corpus",
+]

@@ -107,8 +107,11 @@ def learn_vocabulary(config, texts: list[str], side: str) -> data.WordPieceToken
     if fill and tokenizer.vocab_size < 0.95 * config.vocab_size:
         logger.warning(
             "%s: the corpus has only %d distinct pieces; vocabulary %d instead of %d",
-            side, tokenizer.vocab_size, tokenizer.vocab_size, config.vocab_size,
-        )  # fmt: skip
+            side,
+            tokenizer.vocab_size,
+            tokenizer.vocab_size,
+            config.vocab_size,
+        )
     return tokenizer
 
 
@@ -150,18 +153,25 @@ def translation(config, task: data.Task, init=None) -> Recipe:
 
     def dataset(pairs, training, drop_remainder=None):
         return data.make_dataset(
-            pairs, source, target, batch_size=config.batch_size, max_length=config.max_length,
-            shuffle=training, seed=config.seed,
+            pairs,
+            source,
+            target,
+            batch_size=config.batch_size,
+            max_length=config.max_length,
+            shuffle=training,
+            seed=config.seed,
             drop_remainder=training if drop_remainder is None else drop_remainder,
-        )  # fmt: skip
+        )
 
     train_ds, tokens_per_epoch = with_known_length(dataset(task.train, True))
     if tokens_per_epoch == 0:  # small data: train on the incomplete batches instead
         warnings.warn(
             f"the {len(task.train)} training pairs fill no complete batch of --batch-size "
             f"{config.batch_size} (batches are grouped by length); training on incomplete "
-            "batches. Lower --batch-size to silence this.", UserWarning, stacklevel=2,
-        )  # fmt: skip
+            "batches. Lower --batch-size to silence this.",
+            UserWarning,
+            stacklevel=2,
+        )
         train_ds, tokens_per_epoch = with_known_length(dataset(task.train, True, False))
 
     def evaluate(model, fit):
@@ -184,10 +194,14 @@ def translation(config, task: data.Task, init=None) -> Recipe:
 
     return Recipe(
         build=build,
-        train_ds=train_ds, val_ds=with_known_length(dataset(task.validation, False))[0],
-        tokenizers={"source": source, "target": target}, evaluate=evaluate, plot=plot,
-        config_extra={**vocab_sizes, **measured}, sizes=sizes,
-    )  # fmt: skip
+        train_ds=train_ds,
+        val_ds=with_known_length(dataset(task.validation, False))[0],
+        tokenizers={"source": source, "target": target},
+        evaluate=evaluate,
+        plot=plot,
+        config_extra={**vocab_sizes, **measured},
+        sizes=sizes,
+    )
 
 
 def _joint_tokenizer(config, task: data.Task, why: str = ""):
@@ -214,9 +228,13 @@ def prefix(config, task: data.Task, init=None) -> Recipe:
 
     def dataset(pairs, training):
         return prefix_dataset(
-            pairs, tokenizer, batch_size=config.batch_size, max_length=config.max_length,
-            shuffle=training, seed=config.seed,
-        )  # fmt: skip
+            pairs,
+            tokenizer,
+            batch_size=config.batch_size,
+            max_length=config.max_length,
+            shuffle=training,
+            seed=config.seed,
+        )
 
     train_ds, tokens_per_epoch = with_known_length(dataset(task.train, True))
 
@@ -233,14 +251,17 @@ def prefix(config, task: data.Task, init=None) -> Recipe:
 
     return Recipe(
         build=build,
-        train_ds=train_ds, val_ds=dataset(task.validation, False),
-        tokenizers={"joint": tokenizer}, evaluate=evaluate,
+        train_ds=train_ds,
+        val_ds=dataset(task.validation, False),
+        tokenizers={"joint": tokenizer},
+        evaluate=evaluate,
         config_extra={
-            "joint_vocab_size": tokenizer.vocab_size, "sequence_length": sizes.max_length,
+            "joint_vocab_size": tokenizer.vocab_size,
+            "sequence_length": sizes.max_length,
             **measured,
         },
         sizes=chosen,
-    )  # fmt: skip
+    )
 
 
 def it_referent_recipe(config, task: data.Task, init=None) -> Recipe:
@@ -271,11 +292,14 @@ def it_referent_recipe(config, task: data.Task, init=None) -> Recipe:
             "chance_accuracy": float(max(np.bincount(truth, minlength=2)) / len(truth)),
             "train_sentences_per_second": round(speed, 1),
             "samples": [
-                {"sentence": sentences[i], "reference": task.test[i][1],
-                 "prediction": it_referent.nouns(sentences[i])[int(predicted[i])]}
+                {
+                    "sentence": sentences[i],
+                    "reference": task.test[i][1],
+                    "prediction": it_referent.nouns(sentences[i])[int(predicted[i])],
+                }
                 for i in range(min(5, len(truth)))
             ],
-        }  # fmt: skip
+        }
 
     def plot(model, plots_dir):
         found = attention_maps.it_attention(
@@ -287,13 +311,17 @@ def it_referent_recipe(config, task: data.Task, init=None) -> Recipe:
         build=lambda: models.build_token_classifier(
             tokenizer.vocab_size, num_classes, causal=causal, config=config.model
         ),
-        train_ds=dataset("train", True), val_ds=dataset("validation", False),
-        tokenizers={"source": tokenizer}, evaluate=evaluate, plot=plot,
+        train_ds=dataset("train", True),
+        val_ds=dataset("validation", False),
+        tokenizers={"source": tokenizer},
+        evaluate=evaluate,
+        plot=plot,
         config_extra={
-            "source_vocab_size": tokenizer.vocab_size, "num_classes": num_classes,
+            "source_vocab_size": tokenizer.vocab_size,
+            "num_classes": num_classes,
             "class_names": list(it_referent.CLASS_NAMES),
         },
-    )  # fmt: skip
+    )
 
 
 def sequence(config, task: data.Task, init=None) -> Recipe:
@@ -311,9 +339,14 @@ def sequence(config, task: data.Task, init=None) -> Recipe:
 
     def dataset(pairs, training):
         return classification_dataset(
-            pairs, tokenizer, class_names, batch_size=config.batch_size,
-            max_length=sizes.max_length, seed=config.seed, shuffle=training,
-        )  # fmt: skip
+            pairs,
+            tokenizer,
+            class_names,
+            batch_size=config.batch_size,
+            max_length=sizes.max_length,
+            seed=config.seed,
+            shuffle=training,
+        )
 
     transferred = []
 
@@ -332,20 +365,27 @@ def sequence(config, task: data.Task, init=None) -> Recipe:
         test_loss, test_accuracy = model.evaluate(test_ds, verbose=0)
         counts = np.bincount([class_names.index(label) for _, label in task.test])
         return {
-            "test_accuracy": float(test_accuracy), "test_loss": float(test_loss),
+            "test_accuracy": float(test_accuracy),
+            "test_loss": float(test_loss),
             "chance_accuracy": float(counts.max() / counts.sum()),
-            "initialized_from": config.init_from, "transferred_layers": transferred, "samples": [],
-        }  # fmt: skip
+            "initialized_from": config.init_from,
+            "transferred_layers": transferred,
+            "samples": [],
+        }
 
     return Recipe(
-        build=build, train_ds=dataset(task.train, True), val_ds=dataset(task.validation, False),
-        tokenizers={"source": tokenizer}, evaluate=evaluate,
+        build=build,
+        train_ds=dataset(task.train, True),
+        val_ds=dataset(task.validation, False),
+        tokenizers={"source": tokenizer},
+        evaluate=evaluate,
         config_extra={
-            "source_vocab_size": tokenizer.vocab_size, "class_names": class_names,
+            "source_vocab_size": tokenizer.vocab_size,
+            "class_names": class_names,
             "model_sizes": {**sizes.to_dict()},
         },
         **classifier_compile(),
-    )  # fmt: skip
+    )
 
 
 def dual_encoder(config, task: data.Task, init=None) -> Recipe:
@@ -354,9 +394,13 @@ def dual_encoder(config, task: data.Task, init=None) -> Recipe:
 
     def dataset(pairs, batch_size, training):
         return pair_dataset(
-            pairs, tokenizer, batch_size=batch_size, max_length=config.max_length,
-            shuffle=training, seed=config.seed,
-        )  # fmt: skip
+            pairs,
+            tokenizer,
+            batch_size=batch_size,
+            max_length=config.max_length,
+            shuffle=training,
+            seed=config.seed,
+        )
 
     def evaluate(model, fit):
         encoder = model.get_layer("sentence_encoder")
@@ -379,17 +423,21 @@ def dual_encoder(config, task: data.Task, init=None) -> Recipe:
         )[0],
         train_ds=dataset(task.train, config.batch_size, True),
         val_ds=dataset(task.validation, min(config.batch_size, len(task.validation)), False),
-        tokenizers={"joint": tokenizer}, evaluate=evaluate,
+        tokenizers={"joint": tokenizer},
+        evaluate=evaluate,
         config_extra={"joint_vocab_size": tokenizer.vocab_size, "pooling": "mean"},
         learning_rate=1e-3 if config.learning_rate is None else config.learning_rate,
         **classifier_compile("in_batch_accuracy"),
-    )  # fmt: skip
+    )
 
 
 RECIPES: dict[str, Callable[..., Recipe]] = {
-    "translation": translation, "prefix": prefix, "it_referent": it_referent_recipe,
-    "sequence": sequence, "dual_encoder": dual_encoder,
-}  # fmt: skip
+    "translation": translation,
+    "prefix": prefix,
+    "it_referent": it_referent_recipe,
+    "sequence": sequence,
+    "dual_encoder": dual_encoder,
+}
 """The recipe of each kind of run (`recipe_name(config)` picks one)."""
 
 

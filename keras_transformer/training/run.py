@@ -63,8 +63,13 @@ def train(config: TrainConfig) -> dict:
     keras.mixed_precision.set_global_policy(PRECISIONS[precision])
     xla = use_xla(config.jit_compile)
     logger.info("precision %s, XLA compilation %s", PRECISIONS[precision], "on" if xla else "off")
-    logger.info("task %s: %d train, %d validation, %d test examples", task.name, len(task.train),
-                len(task.validation), len(task.test))  # fmt: skip
+    logger.info(
+        "task %s: %d train, %d validation, %d test examples",
+        task.name,
+        len(task.train),
+        len(task.validation),
+        len(task.test),
+    )
     # The recipe learns the vocabularies and batches in memory: bad settings fail before any file.
     set_stage("while learning the vocabularies")
     recipe = RECIPES[recipe_name(config)](config, task, init)
@@ -96,27 +101,53 @@ def train(config: TrainConfig) -> dict:
     kill_point("building_model")
     with strategy.scope():  # variables mirrored on every replica
         model = recipe.build()
-        compile_model(model, config, xla, loss=recipe.loss, metrics=recipe.metrics,
-                                  learning_rate=recipe.learning_rate or schedule)  # fmt: skip
+        compile_model(
+            model,
+            config,
+            xla,
+            loss=recipe.loss,
+            metrics=recipe.metrics,
+            learning_rate=recipe.learning_rate or schedule,
+        )
     distribute.prepare_for_strategy(model, recipe.train_ds.element_spec)
-    limit = (f"for {config.time_budget:g} s" if config.time_budget is not None
-             else f"for up to {config.epochs} epochs")  # fmt: skip
+    limit = (
+        f"for {config.time_budget:g} s"
+        if config.time_budget is not None
+        else f"for up to {config.epochs} epochs"
+    )
     logger.info("model: %s parameters; training %s", f"{model.count_params():,}", limit)
     rundir.write_config(
-        config, run_dir, jit_compile_resolved=xla, mixed_precision_resolved=precision,
-        num_replicas=replicas, sized_from_data=_recorded(sized, config),
-        planned_steps=None if schedule is None else schedule.total_steps, **recipe.config_extra,
-        **_budget_epochs(config), **init_record,
-    )  # fmt: skip
-    fit = fit_run(model, recipe.train_ds, recipe.val_ds, run_dir=run_dir, epochs=config.epochs,
-                  early_stopping_patience=config.early_stopping_patience,
-                  callbacks=callbacks, verbose=0 if callbacks else None)  # fmt: skip
+        config,
+        run_dir,
+        jit_compile_resolved=xla,
+        mixed_precision_resolved=precision,
+        num_replicas=replicas,
+        sized_from_data=_recorded(sized, config),
+        planned_steps=None if schedule is None else schedule.total_steps,
+        **recipe.config_extra,
+        **_budget_epochs(config),
+        **init_record,
+    )
+    fit = fit_run(
+        model,
+        recipe.train_ds,
+        recipe.val_ds,
+        run_dir=run_dir,
+        epochs=config.epochs,
+        early_stopping_patience=config.early_stopping_patience,
+        callbacks=callbacks,
+        verbose=0 if callbacks else None,
+    )
     set_stage("while saving and evaluating the model (training is done)")
     model.save(os.path.join(run_dir, "model.keras"))
     kill_point("before_plots")  # test hook (callbacks.kill_point): no-op unless set
     logger.info("training done (%d epochs in all); evaluating on the test split", fit.epochs_run)
-    metrics = {"architecture": config.architecture, **recipe.evaluate(model, fit),
-               **fit.metrics(model), "num_test": len(task.test)}  # fmt: skip
+    metrics = {
+        "architecture": config.architecture,
+        **recipe.evaluate(model, fit),
+        **fit.metrics(model),
+        "num_test": len(task.test),
+    }
     if config.time_budget is not None:
         metrics["time_budget_seconds"] = config.time_budget
         metrics["stopped_by_time_budget"] = callbacks[0].stopped

@@ -46,7 +46,7 @@ def check_run_dir(config: Any, run_dir: str) -> None:
     if changed := changed_settings(config, run_dir):
         differences = ", ".join(
             f"{_flag(name)} {_shown(old)} -> {_shown(new)}" for name, (old, new) in changed.items()
-        )  # fmt: skip
+        )
         raise FileExistsError(
             f"{run_dir} holds an unfinished run started with other settings ({differences}); "
             "resume it with its old settings, or pass --overwrite to start it again."
@@ -163,9 +163,12 @@ def write_json(path: str, content: dict) -> None:
 def write_config(config: Any, run_dir: str, **extra: Any) -> None:
     """`config.json`: the fields of the dataclass `config`, its `run_dir`, `extra`, versions."""
     content = {
-        **dataclasses.asdict(config), "run_dir": config.run_dir, **extra,
-        "keras_version": keras.__version__, "tensorflow_version": tf.__version__,
-    }  # fmt: skip
+        **dataclasses.asdict(config),
+        "run_dir": config.run_dir,
+        **extra,
+        "keras_version": keras.__version__,
+        "tensorflow_version": tf.__version__,
+    }
     write_json(os.path.join(run_dir, "config.json"), content)
 
 

@@ -91,9 +91,12 @@ class BudgetSchedule(keras.optimizers.schedules.LearningRateSchedule):
     """
 
     def __init__(
-        self, peak_learning_rate: float, warmup_steps: int = 200, total_steps: int = 10_000,
+        self,
+        peak_learning_rate: float,
+        warmup_steps: int = 200,
+        total_steps: int = 10_000,
         final_fraction: float = 0.0,
-    ) -> None:  # fmt: skip
+    ) -> None:
         super().__init__()
         self.peak_learning_rate = check_number(
             "peak_learning_rate", peak_learning_rate, 0.0, open_minimum=True
@@ -125,6 +128,8 @@ class BudgetSchedule(keras.optimizers.schedules.LearningRateSchedule):
 
     def get_config(self) -> dict[str, Any]:
         return {
-            "peak_learning_rate": self.peak_learning_rate, "warmup_steps": self.warmup_steps,
-            "total_steps": self.total_steps, "final_fraction": self.final_fraction,
-        }  # fmt: skip
+            "peak_learning_rate": self.peak_learning_rate,
+            "warmup_steps": self.warmup_steps,
+            "total_steps": self.total_steps,
+            "final_fraction": self.final_fraction,
+        }

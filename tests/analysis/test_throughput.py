@@ -55,9 +55,15 @@ def test_tiny_benchmark_prints_and_writes_consistent_results(tmp_path, capsys):
 
 def test_flop_formula_counts_the_tutorial_heads():
     kwargs = dict(
-        num_layers=2, d_model=16, num_heads=4, dff=32, target_vocab_size=50, batch=2,
-        source_length=6, target_length=5,
-    )  # fmt: skip
+        num_layers=2,
+        d_model=16,
+        num_heads=4,
+        dff=32,
+        target_vocab_size=50,
+        batch=2,
+        source_length=6,
+        target_length=5,
+    )
     paper = benchmarking.transformer_step_flops(**kwargs)
     assert paper == benchmarking.transformer_step_flops(**kwargs, key_dim=4)
     assert benchmarking.transformer_step_flops(**kwargs, key_dim=16) > paper

@@ -7,8 +7,13 @@ from keras_transformer.data._checks import check_int, check_length_range, check_
 
 def test_is_int_refuses_bools_and_floats():
     assert [is_int(v) for v in (0, 7, True, 1.0, "3", None)] == [
-        True, True, False, False, False, False,
-    ]  # fmt: skip
+        True,
+        True,
+        False,
+        False,
+        False,
+        False,
+    ]
 
 
 def test_check_int_names_the_argument_and_value():

@@ -69,8 +69,16 @@ def test_functions_reject_something_else_than_stats():
 def test_stats_of_a_two_pair_corpus_field_by_field():
     stats = corpus_stats([("a b", "c"), ("a b c d", "e f")])
     assert stats == CorpusStats(
-        num_pairs=2, source_words=6, target_words=3, source_chars=3 + 7, target_chars=1 + 3,
-        source_types=4, target_types=3, mean_source_words=3.0, mean_target_words=1.5,
-        p99_source_words=4, p99_target_words=2,
-    )  # fmt: skip
+        num_pairs=2,
+        source_words=6,
+        target_words=3,
+        source_chars=3 + 7,
+        target_chars=1 + 3,
+        source_types=4,
+        target_types=3,
+        mean_source_words=3.0,
+        mean_target_words=1.5,
+        p99_source_words=4,
+        p99_target_words=2,
+    )
     assert target_tokens(stats) == 3 * 1.5 + 2  # 1.5 pieces a word, one [END] a pair

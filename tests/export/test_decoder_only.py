@@ -20,11 +20,36 @@ from tests.export.test_serving import run_client
 from tests.inference.varied_run import make_varied_run
 
 TRAIN = [
-    "train", "--task", "numbers", "--architecture", "decoder-only", "--epochs", "1",
-    "--num-train", "64", "--num-validation", "16", "--num-test", "16", "--batch-size", "16",
-    "--num-layers", "1", "--d-model", "16", "--num-heads", "2", "--dff", "32",
-    "--max-length", "12", "--vocab-size", "100", "--jit-compile", "off",
-]  # fmt: skip
+    "train",
+    "--task",
+    "numbers",
+    "--architecture",
+    "decoder-only",
+    "--epochs",
+    "1",
+    "--num-train",
+    "64",
+    "--num-validation",
+    "16",
+    "--num-test",
+    "16",
+    "--batch-size",
+    "16",
+    "--num-layers",
+    "1",
+    "--d-model",
+    "16",
+    "--num-heads",
+    "2",
+    "--dff",
+    "32",
+    "--max-length",
+    "12",
+    "--vocab-size",
+    "100",
+    "--jit-compile",
+    "off",
+]
 EXTRA = ["", " \t ", "one two " * 20, "ünknöwn"]
 
 

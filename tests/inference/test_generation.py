@@ -45,9 +45,12 @@ def test_top_k_one_is_greedy(lm):
 
 
 def test_end_id_stops_and_pads(lm):
-    out = generate(lm, np.array([[2, 3]]), max_length=6, end_id=int(
-        np.asarray(lm(np.array([[2, 3]])))[0, -1].argmax()
-    ))  # fmt: skip
+    out = generate(
+        lm,
+        np.array([[2, 3]]),
+        max_length=6,
+        end_id=int(np.asarray(lm(np.array([[2, 3]])))[0, -1].argmax()),
+    )
     assert np.all(out[0, 3:] == 0)
 
 

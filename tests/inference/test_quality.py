@@ -28,9 +28,15 @@ def test_a_tiny_transformer_learns_to_reverse_through_the_translator():
     source = WordPieceTokenizer.learn([s for s, _ in task.train], vocab_size=40)
     target = WordPieceTokenizer.learn([t for _, t in task.train], vocab_size=40)
     model = build_transformer(
-        source.vocab_size, target.vocab_size, num_layers=1, d_model=32, num_heads=2, dff=64,
-        max_length=MAX_LENGTH, dropout=0.0,
-    )  # fmt: skip
+        source.vocab_size,
+        target.vocab_size,
+        num_layers=1,
+        d_model=32,
+        num_heads=2,
+        dff=64,
+        max_length=MAX_LENGTH,
+        dropout=0.0,
+    )
     model.compile(paper_adam(0.005), MaskedSparseCategoricalCrossentropy())
     train = make_dataset(task.train, source, target, batch_size=64, max_length=MAX_LENGTH)
     model.fit(train, epochs=10, verbose=0)

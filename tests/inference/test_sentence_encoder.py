@@ -58,9 +58,18 @@ def test_dual_encoder_learns_to_retrieve_translations():
     sources = [s for s, _ in task.train[:40]]
     targets = [t for _, t in task.train[:40]]
     search, history = train_dual_encoder(
-        task.train, [], tokenizer, epochs=12, batch_size=16, num_layers=1, d_model=32,
-        num_heads=2, dff=64, dropout=0.0, learning_rate=2e-3,
-    )  # fmt: skip
+        task.train,
+        [],
+        tokenizer,
+        epochs=12,
+        batch_size=16,
+        num_layers=1,
+        d_model=32,
+        num_heads=2,
+        dff=64,
+        dropout=0.0,
+        learning_rate=2e-3,
+    )
     losses = history.history["loss"]
     assert losses[-1] < 0.7 * losses[0]
     assert retrieval_accuracy(search, sources, targets) >= 4 / 40  # chance is 1/40

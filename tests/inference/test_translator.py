@@ -165,9 +165,15 @@ def test_beam_search_matches_a_plain_reference(translators, alpha):
 
 def test_shared_embeddings_and_pre_ln_models_decode_the_same_with_cache():
     model = build_transformer(
-        30, 30, num_layers=2, d_model=16, num_heads=2, dff=32, share_embeddings=True,
+        30,
+        30,
+        num_layers=2,
+        d_model=16,
+        num_heads=2,
+        dff=32,
+        share_embeddings=True,
         norm_first=True,
-    )  # fmt: skip
+    )
     source = tf.constant([[2, 5, 6, 7, 3], [2, 9, 3, 0, 0]])
     a = greedy_search(IncrementalDecoder(model, 8), source, start_id=2, end_id=3)
     b = greedy_search(IncrementalDecoder(model, 8, use_cache=False), source, start_id=2, end_id=3)

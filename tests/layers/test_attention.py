@@ -285,9 +285,14 @@ def test_implicit_masks_match_keras_without_warnings():
 
 def test_constraints_regularizers_and_initializers_reach_the_projections():
     mha = MultiHeadAttention(
-        2, 4, kernel_constraint="non_neg", bias_constraint="non_neg", kernel_regularizer="l2",
-        kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02), use_gate=True,
-    )  # fmt: skip
+        2,
+        4,
+        kernel_constraint="non_neg",
+        bias_constraint="non_neg",
+        kernel_regularizer="l2",
+        kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02),
+        use_gate=True,
+    )
     mha.build((1, 2, 8), (1, 2, 8))
     projections = [
         mha.query_dense,

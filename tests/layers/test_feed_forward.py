@@ -34,8 +34,9 @@ def test_activation_and_config():
     assert_config_round_trip(ffn, dff=10)
 
 
-@pytest.mark.parametrize("dff, error", [(0, ValueError), (-3, ValueError), (2.5, TypeError),
-                                        (True, TypeError)])  # fmt: skip
+@pytest.mark.parametrize(
+    "dff, error", [(0, ValueError), (-3, ValueError), (2.5, TypeError), (True, TypeError)]
+)
 def test_invalid_dff_is_named(dff, error):
     with pytest.raises(error, match=f"dff={dff!r}"):
         FeedForward(dff=dff)

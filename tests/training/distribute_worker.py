@@ -35,11 +35,31 @@ STEPS = 3  # per epoch
 LENGTH = 6  # symbols per copy-task sequence
 TINY_MODEL = {"num_layers": 1, "d_model": 16, "num_heads": 2, "dff": 32, "dropout": 0.0}
 TINY_RUN = [
-    "--num-train", "64", "--num-validation", "8", "--num-test", "4", "--epochs", "1",
-    "--num-layers", "1", "--d-model", "16", "--num-heads", "2", "--dff", "32",
-    "--batch-size", "16", "--max-length", "16", "--warmup-steps", "10",
-    "--dropout", "0",  # dropout masks drawn per worker could not match a single process
-]  # fmt: skip
+    "--num-train",
+    "64",
+    "--num-validation",
+    "8",
+    "--num-test",
+    "4",
+    "--epochs",
+    "1",
+    "--num-layers",
+    "1",
+    "--d-model",
+    "16",
+    "--num-heads",
+    "2",
+    "--dff",
+    "32",
+    "--batch-size",
+    "16",
+    "--max-length",
+    "16",
+    "--warmup-steps",
+    "10",
+    "--dropout",
+    "0",  # dropout masks drawn per worker could not match a single process
+]
 
 
 class _Interrupt(Exception):

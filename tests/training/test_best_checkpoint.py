@@ -47,9 +47,14 @@ VAL = tf.data.Dataset.from_tensors((np.ones((4, 1), "float32"), np.ones((4, 1), 
 
 def fit(run_dir, train):
     return fit_run(
-        linear_model(), train, VAL, run_dir=str(run_dir), epochs=6, early_stopping_patience=10,
+        linear_model(),
+        train,
+        VAL,
+        run_dir=str(run_dir),
+        epochs=6,
+        early_stopping_patience=10,
         tensorboard=False,
-    )  # fmt: skip
+    )
 
 
 def best_val_loss(run_dir):

@@ -25,8 +25,11 @@ def test_other_tasks_take_the_fixed_sizes():
     config = TrainConfig(task="reverse")
     assert not config.sized_by_data
     assert (config.vocab_size, config.d_model, config.epochs, config.max_length) == (
-        2000, 128, 12, 48,
-    )  # fmt: skip
+        2000,
+        128,
+        12,
+        48,
+    )
 
 
 def test_one_set_of_model_defaults_for_the_builders_and_train():

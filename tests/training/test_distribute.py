@@ -263,11 +263,33 @@ def test_cli_train_mirrored_on_two_cpu_devices_writes_the_run_directory(tmp_path
     from keras_transformer import models  # noqa: F401  (registers the custom layers)
 
     tiny = [
-        "--task", "numbers", "--num-train", "64", "--num-validation", "8", "--num-test", "4",
-        "--num-layers", "1", "--d-model", "16", "--num-heads", "2", "--dff", "32",
-        "--batch-size", "16", "--max-length", "24", "--warmup-steps", "10",
-        "--vocab-size", "200", "--epochs", "2",
-    ]  # fmt: skip
+        "--task",
+        "numbers",
+        "--num-train",
+        "64",
+        "--num-validation",
+        "8",
+        "--num-test",
+        "4",
+        "--num-layers",
+        "1",
+        "--d-model",
+        "16",
+        "--num-heads",
+        "2",
+        "--dff",
+        "32",
+        "--batch-size",
+        "16",
+        "--max-length",
+        "24",
+        "--warmup-steps",
+        "10",
+        "--vocab-size",
+        "200",
+        "--epochs",
+        "2",
+    ]
     run_dir = tmp_path / "run"
     result = subprocess.run(
         [sys.executable, "-m", "keras_transformer.cli", "train", *tiny]

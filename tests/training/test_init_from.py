@@ -7,9 +7,28 @@ import pytest
 from keras_transformer.cli import main
 from keras_transformer.plots import read_history
 
-TINY = ["--task", "numbers", "--num-train", "512", "--num-validation", "64", "--num-test", "16",
-        "--num-layers", "1", "--d-model", "32", "--num-heads", "2", "--dff", "64",
-        "--batch-size", "32", "--jit-compile", "off"]  # fmt: skip
+TINY = [
+    "--task",
+    "numbers",
+    "--num-train",
+    "512",
+    "--num-validation",
+    "64",
+    "--num-test",
+    "16",
+    "--num-layers",
+    "1",
+    "--d-model",
+    "32",
+    "--num-heads",
+    "2",
+    "--dff",
+    "64",
+    "--batch-size",
+    "32",
+    "--jit-compile",
+    "off",
+]
 
 
 @pytest.fixture(scope="module")
@@ -21,8 +40,25 @@ def first_run(tmp_path_factory):
 
 def test_a_continued_run_starts_from_the_old_weights(first_run, tmp_path):
     out = tmp_path / "continued"
-    assert main(["train", *TINY[:8], "--epochs", "1", "--init-from", str(first_run),
-                 "--out", str(out), "--jit-compile", "off", "--batch-size", "32"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "train",
+                *TINY[:8],
+                "--epochs",
+                "1",
+                "--init-from",
+                str(first_run),
+                "--out",
+                str(out),
+                "--jit-compile",
+                "off",
+                "--batch-size",
+                "32",
+            ]
+        )
+        == 0
+    )
     old = read_history(str(first_run / "history.csv"))["loss"]
     new = read_history(str(out / "history.csv"))["loss"]
     # a fresh run's first epoch (the old run's, same seed) is far above where it ended

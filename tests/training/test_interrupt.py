@@ -15,10 +15,31 @@ from keras_transformer.training.config import TrainConfig
 
 EPOCHS = 3
 TINY = [
-    "--num-train", "200", "--num-validation", "32", "--num-test", "16", "--epochs", str(EPOCHS),
-    "--num-layers", "1", "--d-model", "16", "--num-heads", "2", "--dff", "32",
-    "--batch-size", "32", "--max-length", "48", "--vocab-size", "200", "--jit-compile", "off",
-]  # fmt: skip
+    "--num-train",
+    "200",
+    "--num-validation",
+    "32",
+    "--num-test",
+    "16",
+    "--epochs",
+    str(EPOCHS),
+    "--num-layers",
+    "1",
+    "--d-model",
+    "16",
+    "--num-heads",
+    "2",
+    "--dff",
+    "32",
+    "--batch-size",
+    "32",
+    "--max-length",
+    "48",
+    "--vocab-size",
+    "200",
+    "--jit-compile",
+    "off",
+]
 TIMEOUT = 600
 
 
@@ -38,8 +59,9 @@ def _stderr_lines(text: str) -> list[str]:
 
 
 def _resume_to_the_end(out, seconds_before: float) -> dict:
-    finished = subprocess.run(_command(out), env=_env(), capture_output=True, text=True,
-                              timeout=TIMEOUT)  # fmt: skip
+    finished = subprocess.run(
+        _command(out), env=_env(), capture_output=True, text=True, timeout=TIMEOUT
+    )
     assert finished.returncode == 0, finished.stderr[-3000:]
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["epochs_run"] == EPOCHS  # the whole run, not the last process's part
@@ -50,8 +72,9 @@ def _resume_to_the_end(out, seconds_before: float) -> dict:
 
 def test_ctrl_c_after_the_first_epoch_then_the_same_command_finishes(tmp_path):
     out = tmp_path / "run"
-    process = subprocess.Popen(_command(out), env=_env(), stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)  # fmt: skip
+    process = subprocess.Popen(
+        _command(out), env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         for line in process.stdout:  # Keras prints "Epoch 2/3" once epoch 1 is done
             if line.startswith("Epoch 2/"):
@@ -80,20 +103,25 @@ def test_ctrl_c_after_the_first_epoch_then_the_same_command_finishes(tmp_path):
         ("before_plots", "INT", cli.EXIT_INTERRUPTED),  # fit done, model.keras written
     ],
 )
-def test_a_signal_at_any_stage_is_one_line_and_the_run_resumes(tmp_path, point, signal_name,
-                                                                status):  # fmt: skip
+def test_a_signal_at_any_stage_is_one_line_and_the_run_resumes(
+    tmp_path, point, signal_name, status
+):
     out = tmp_path / "run"
     env = _env(KERAS_TRANSFORMER_TEST_KILL_AT=point, KERAS_TRANSFORMER_TEST_KILL_SIGNAL=signal_name)
-    stopped = subprocess.run(_command(out), env=env, capture_output=True, text=True,
-                             timeout=TIMEOUT)  # fmt: skip
+    stopped = subprocess.run(
+        _command(out), env=env, capture_output=True, text=True, timeout=TIMEOUT
+    )
     assert stopped.returncode == status, stopped.stderr[-3000:]
     lines = _stderr_lines(stopped.stderr)
     assert len(lines) <= 2 and "Traceback" not in stopped.stderr, stopped.stderr
     word = "terminated" if signal_name == "TERM" else "interrupted"
     assert lines[-1].startswith(f"keras-transformer train: {word} while ")
     assert not (out / "metrics.json").exists()
-    seconds = json.loads((out / "state.json").read_text()).get("train_seconds", 0.0) if (
-        out / "state.json").exists() else 0.0  # fmt: skip
+    seconds = (
+        json.loads((out / "state.json").read_text()).get("train_seconds", 0.0)
+        if (out / "state.json").exists()
+        else 0.0
+    )
     metrics = _resume_to_the_end(out, seconds)
     if point == "before_plots":  # the fit was done: the rerun evaluates, it does not train again
         assert metrics["train_seconds"] == pytest.approx(seconds, abs=0.01)
@@ -111,8 +139,10 @@ def _unfinished_run(out, **settings) -> TrainConfig:
 
 def _tiny_settings() -> dict:
     flags = dict(zip(TINY[::2], TINY[1::2], strict=True))
-    return {k.lstrip("-").replace("-", "_"): (v if k == "--jit-compile" else int(v))
-            for k, v in flags.items()}  # fmt: skip
+    return {
+        k.lstrip("-").replace("-", "_"): (v if k == "--jit-compile" else int(v))
+        for k, v in flags.items()
+    }
 
 
 def test_changed_settings_are_refused_before_anything_is_written(tmp_path, monkeypatch, capsys):
@@ -150,8 +180,11 @@ def test_the_same_settings_are_no_change(tmp_path):
 def test_translate_and_export_name_an_unfinished_run(tmp_path, capsys, command):
     out = tmp_path / "run"
     _unfinished_run(out, **_tiny_settings())
-    argv = [command, str(out), "one"] if command == "translate" else [command, str(out), "--out",
-                                                                        str(tmp_path / "x")]  # fmt: skip
+    argv = (
+        [command, str(out), "one"]
+        if command == "translate"
+        else [command, str(out), "--out", str(tmp_path / "x")]
+    )
     assert cli.main(argv) == cli.EXIT_USER_ERROR
     err = capsys.readouterr().err
     assert "unfinished training run" in err and "same `keras-transformer train` command" in err
@@ -173,10 +206,29 @@ def test_an_out_that_is_a_file_is_refused_before_the_data(tmp_path, monkeypatch,
 def test_pretrain_interrupted_mid_epoch_resumes_to_the_whole_run(tmp_path):
     out = tmp_path / "mlm"
     command = [
-        sys.executable, "-m", "keras_transformer", "pretrain", "--num-sentences", "300",
-        "--epochs", "2", "--finetune-task", "none", "--num-layers", "1", "--d-model", "16",
-        "--num-heads", "2", "--dff", "32", "--vocab-size", "200", "--out", str(out),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "keras_transformer",
+        "pretrain",
+        "--num-sentences",
+        "300",
+        "--epochs",
+        "2",
+        "--finetune-task",
+        "none",
+        "--num-layers",
+        "1",
+        "--d-model",
+        "16",
+        "--num-heads",
+        "2",
+        "--dff",
+        "32",
+        "--vocab-size",
+        "200",
+        "--out",
+        str(out),
+    ]
     env = _env(
         KERAS_TRANSFORMER_TEST_KILL_AT="mid_epoch:1", KERAS_TRANSFORMER_TEST_KILL_SIGNAL="INT"
     )

@@ -222,9 +222,15 @@ def test_no_gradient_reaches_padding_positions():
 
 @pytest.mark.parametrize(
     "bad, error",
-    [(-0.1, ValueError), (1.0, ValueError), (1.5, ValueError), (True, TypeError),
-     ("0.1", TypeError), (None, TypeError)],
-)  # fmt: skip
+    [
+        (-0.1, ValueError),
+        (1.0, ValueError),
+        (1.5, ValueError),
+        (True, TypeError),
+        ("0.1", TypeError),
+        (None, TypeError),
+    ],
+)
 def test_bad_label_smoothing(bad, error):
     with pytest.raises(error, match=r"label_smoothing must be a number in \[0, 1\)"):
         MaskedSparseCategoricalCrossentropy(label_smoothing=bad)

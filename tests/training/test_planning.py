@@ -35,9 +35,15 @@ def test_model_parameters_are_those_of_build_transformer():
 
     size = planning.ModelSize("t", 2, 16, 2, 32)
     model = kt.models.build_transformer(
-        50, 50, num_layers=2, d_model=16, num_heads=2, dff=32, max_length=8,
+        50,
+        50,
+        num_layers=2,
+        d_model=16,
+        num_heads=2,
+        dff=32,
+        max_length=8,
         share_embeddings=True,
-    )  # fmt: skip
+    )
     assert planning.model_parameters(size, 50) == model.count_params()
 
 

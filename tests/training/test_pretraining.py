@@ -11,9 +11,23 @@ from keras_transformer.data.tasks.reviews import reviews_corpus
 from keras_transformer.training.pretraining import PretrainConfig, split_corpus
 
 TINY = [
-    "--num-layers", "1", "--d-model", "16", "--num-heads", "2", "--dff", "32",
-    "--batch-size", "32", "--max-length", "24", "--warmup-steps", "20", "--vocab-size", "300",
-]  # fmt: skip
+    "--num-layers",
+    "1",
+    "--d-model",
+    "16",
+    "--num-heads",
+    "2",
+    "--dff",
+    "32",
+    "--batch-size",
+    "32",
+    "--max-length",
+    "24",
+    "--warmup-steps",
+    "20",
+    "--vocab-size",
+    "300",
+]
 
 
 @pytest.fixture(scope="module")
@@ -30,10 +44,15 @@ def pretrained(tmp_path_factory):
 
 def test_run_directory_and_reload(pretrained):
     for name in (
-        "model.keras", "config.json", "history.csv", "metrics.json",
-        "tokenizers/source/vocab.txt", "plots/history.png", "plots/learning_rate.png",
+        "model.keras",
+        "config.json",
+        "history.csv",
+        "metrics.json",
+        "tokenizers/source/vocab.txt",
+        "plots/history.png",
+        "plots/learning_rate.png",
         "checkpoints/best.weights.h5",
-    ):  # fmt: skip
+    ):
         assert (pretrained / name).stat().st_size > 0, name
     config = json.loads((pretrained / "config.json").read_text())
     metrics = json.loads((pretrained / "metrics.json").read_text())
@@ -49,11 +68,25 @@ def test_run_directory_and_reload(pretrained):
 def test_fine_tuning_starts_from_the_pretrained_encoder(pretrained, tmp_path):
     out = tmp_path / "reviews"
     argv = [
-        "train", "--task", "reviews", "--architecture", "encoder", "--init-from", str(pretrained),
-        "--epochs", "1", "--batch-size", "32", "--learning-rate", "1e-3", "--out", str(out),
-        "--d-model", "64",  # ignored: the sizes come from the pre-training run
+        "train",
+        "--task",
+        "reviews",
+        "--architecture",
+        "encoder",
+        "--init-from",
+        str(pretrained),
+        "--epochs",
+        "1",
+        "--batch-size",
+        "32",
+        "--learning-rate",
+        "1e-3",
+        "--out",
+        str(out),
+        "--d-model",
+        "64",  # ignored: the sizes come from the pre-training run
         "--freeze-embeddings",
-    ]  # fmt: skip
+    ]
     assert main(argv) == 0
     metrics = json.loads((out / "metrics.json").read_text())
     config = json.loads((out / "config.json").read_text())
@@ -84,17 +117,55 @@ def test_fine_tuning_starts_from_the_pretrained_encoder(pretrained, tmp_path):
 
 def test_bad_input_is_one_line(pretrained, tmp_path, capsys):
     cases = [
-        (["pretrain", "--corpus", str(tmp_path / "missing.txt"), "--out", str(tmp_path / "a")],
-         "does not exist or is not a file"),
-        (["pretrain", "--d-model", "30", "--num-heads", "4", "--out", str(tmp_path / "b")],
-         "--d-model 30 is not divisible by --num-heads 4"),
-        (["train", "--task", "reviews", "--architecture", "encoder", "--init-from",
-          str(tmp_path), "--out", str(tmp_path / "c")], "is not a finished pre-training run"),
-        (["train", "--task", "numbers", "--init-from", str(pretrained), "--out",
-          str(tmp_path / "d")], "is not a translation run (a pretrain run fine-tunes"),
-        (["train", "--task", "reviews", "--architecture", "encoder", "--learning-rate", "0",
-          "--out", str(tmp_path / "e")], "--learning-rate: 0 is outside"),
-    ]  # fmt: skip
+        (
+            ["pretrain", "--corpus", str(tmp_path / "missing.txt"), "--out", str(tmp_path / "a")],
+            "does not exist or is not a file",
+        ),
+        (
+            ["pretrain", "--d-model", "30", "--num-heads", "4", "--out", str(tmp_path / "b")],
+            "--d-model 30 is not divisible by --num-heads 4",
+        ),
+        (
+            [
+                "train",
+                "--task",
+                "reviews",
+                "--architecture",
+                "encoder",
+                "--init-from",
+                str(tmp_path),
+                "--out",
+                str(tmp_path / "c"),
+            ],
+            "is not a finished pre-training run",
+        ),
+        (
+            [
+                "train",
+                "--task",
+                "numbers",
+                "--init-from",
+                str(pretrained),
+                "--out",
+                str(tmp_path / "d"),
+            ],
+            "is not a translation run (a pretrain run fine-tunes",
+        ),
+        (
+            [
+                "train",
+                "--task",
+                "reviews",
+                "--architecture",
+                "encoder",
+                "--learning-rate",
+                "0",
+                "--out",
+                str(tmp_path / "e"),
+            ],
+            "--learning-rate: 0 is outside",
+        ),
+    ]
     for argv, message in cases:
         try:
             code = main(argv)

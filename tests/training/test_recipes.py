@@ -16,9 +16,15 @@ from keras_transformer.training.dual_encoder import load_sentence_encoder
 from keras_transformer.training.run import train
 
 SMALL = {
-    "num_layers": 1, "d_model": 32, "num_heads": 2, "dff": 64, "batch_size": 32,
-    "warmup_steps": 50, "vocab_size": 300, "early_stopping_patience": 10,
-}  # fmt: skip
+    "num_layers": 1,
+    "d_model": 32,
+    "num_heads": 2,
+    "dff": 64,
+    "batch_size": 32,
+    "warmup_steps": 50,
+    "vocab_size": 300,
+    "early_stopping_patience": 10,
+}
 
 
 @pytest.fixture(scope="module")
@@ -53,9 +59,14 @@ def test_encoder_resolves_it_and_causal_decoder_cannot(it_runs):
 def test_it_run_directory(it_runs):
     for architecture, (out, _) in it_runs.items():
         for name in (
-            "model.keras", "config.json", "history.csv", "metrics.json",
-            "tokenizers/source/vocab.txt", "plots/history.png", "plots/it_attention.png",
-        ):  # fmt: skip
+            "model.keras",
+            "config.json",
+            "history.csv",
+            "metrics.json",
+            "tokenizers/source/vocab.txt",
+            "plots/history.png",
+            "plots/it_attention.png",
+        ):
             assert (out / name).stat().st_size > 0, (architecture, name)
         saved = json.loads((out / "metrics.json").read_text())
         assert saved["architecture"] == architecture and saved["num_test"] == 200
@@ -110,18 +121,47 @@ def test_prefix_sequences_train_on_the_target_only():
 def test_decoder_only_numbers_run_via_cli(tmp_path):
     out = tmp_path / "numbers_decoder_only"
     args = [
-        "train", "--task", "numbers", "--architecture", "decoder-only",
-        "--num-train", "256", "--num-validation", "32", "--num-test", "32",
-        "--epochs", "1", "--num-layers", "1", "--d-model", "16", "--num-heads", "2",
-        "--dff", "32", "--batch-size", "32", "--max-length", "24", "--learning-rate", "0.02",
-        "--out", str(out),
-    ]  # fmt: skip
+        "train",
+        "--task",
+        "numbers",
+        "--architecture",
+        "decoder-only",
+        "--num-train",
+        "256",
+        "--num-validation",
+        "32",
+        "--num-test",
+        "32",
+        "--epochs",
+        "1",
+        "--num-layers",
+        "1",
+        "--d-model",
+        "16",
+        "--num-heads",
+        "2",
+        "--dff",
+        "32",
+        "--batch-size",
+        "32",
+        "--max-length",
+        "24",
+        "--learning-rate",
+        "0.02",
+        "--out",
+        str(out),
+    ]
     assert main(args) == 0
     metrics = json.loads((out / "metrics.json").read_text())
     for key in (
-        "test_exact_match", "test_token_accuracy", "test_bleu", "test_chrf",
-        "train_seconds", "train_tokens_per_second", "parameters",
-    ):  # fmt: skip
+        "test_exact_match",
+        "test_token_accuracy",
+        "test_bleu",
+        "test_chrf",
+        "train_seconds",
+        "train_tokens_per_second",
+        "parameters",
+    ):
         assert key in metrics, key
     assert 0 <= metrics["test_exact_match"] <= 1 and metrics["test_token_accuracy"] > 0.05
     assert metrics["num_test"] == 32 and len(metrics["samples"]) == 5
@@ -153,11 +193,34 @@ def test_architecture_errors():
 def test_dual_encoder_retrieves_held_out_translations(tmp_path):
     out = tmp_path / "dual"
     args = [
-        "train", "--task", "numbers", "--architecture", "dual-encoder",
-        "--num-train", "1024", "--num-validation", "64", "--num-test", "100",
-        "--epochs", "4", "--num-layers", "1", "--d-model", "32", "--num-heads", "2",
-        "--dff", "64", "--batch-size", "32", "--max-length", "32", "--out", str(out),
-    ]  # fmt: skip
+        "train",
+        "--task",
+        "numbers",
+        "--architecture",
+        "dual-encoder",
+        "--num-train",
+        "1024",
+        "--num-validation",
+        "64",
+        "--num-test",
+        "100",
+        "--epochs",
+        "4",
+        "--num-layers",
+        "1",
+        "--d-model",
+        "32",
+        "--num-heads",
+        "2",
+        "--dff",
+        "64",
+        "--batch-size",
+        "32",
+        "--max-length",
+        "32",
+        "--out",
+        str(out),
+    ]
     assert main(args) == 0
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["chance_accuracy"] == pytest.approx(0.01)

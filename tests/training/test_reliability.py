@@ -19,10 +19,29 @@ from keras_transformer.cli import main
 from keras_transformer.training import fitting  # compile_model makes the optimizer
 
 TINY = [
-    "--num-train", "256", "--num-validation", "32", "--num-test", "16",
-    "--num-layers", "1", "--d-model", "16", "--num-heads", "2", "--dff", "32",
-    "--batch-size", "32", "--max-length", "24", "--warmup-steps", "10", "--vocab-size", "200",
-]  # fmt: skip
+    "--num-train",
+    "256",
+    "--num-validation",
+    "32",
+    "--num-test",
+    "16",
+    "--num-layers",
+    "1",
+    "--d-model",
+    "16",
+    "--num-heads",
+    "2",
+    "--dff",
+    "32",
+    "--batch-size",
+    "32",
+    "--max-length",
+    "24",
+    "--warmup-steps",
+    "10",
+    "--vocab-size",
+    "200",
+]
 
 
 def history(run_dir):
@@ -51,14 +70,26 @@ def test_sigkill_at_a_named_point_then_same_command_resumes(tmp_path, point, row
     """
     out = tmp_path / "run"
     command = [
-        sys.executable, "-m", "keras_transformer.cli", "train", *TINY,
-        "--epochs", str(EPOCHS), "--out", str(out), "--jit-compile", "off",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "keras_transformer.cli",
+        "train",
+        *TINY,
+        "--epochs",
+        str(EPOCHS),
+        "--out",
+        str(out),
+        "--jit-compile",
+        "off",
+    ]
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
     killed = subprocess.run(
-        command, env={**env, "KERAS_TRANSFORMER_TEST_KILL_AT": point}, capture_output=True,
-        text=True, timeout=600,
-    )  # fmt: skip
+        command,
+        env={**env, "KERAS_TRANSFORMER_TEST_KILL_AT": point},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
     assert len(history(out)) == rows_after_kill
     assert not (out / "metrics.json").exists()
@@ -188,10 +219,31 @@ def test_malformed_tsv_reports_line_numbers(tmp_path, capsys):
     assert "\n" not in err and "Line numbers: [2, 4]" in err and "--skip-malformed" in err
     assert not out.exists()
     argv = [
-        "train", "--task", "tsv", "--data", str(path), "--skip-malformed", "--epochs", "1",
-        "--batch-size", "8", "--num-layers", "1", "--d-model", "16", "--num-heads", "2",
-        "--dff", "32", "--max-length", "8", "--vocab-size", "100", "--out", str(out),
-    ]  # fmt: skip
+        "train",
+        "--task",
+        "tsv",
+        "--data",
+        str(path),
+        "--skip-malformed",
+        "--epochs",
+        "1",
+        "--batch-size",
+        "8",
+        "--num-layers",
+        "1",
+        "--d-model",
+        "16",
+        "--num-heads",
+        "2",
+        "--dff",
+        "32",
+        "--max-length",
+        "8",
+        "--vocab-size",
+        "100",
+        "--out",
+        str(out),
+    ]
     with pytest.warns(UserWarning, match="skipped 2 malformed line"):
         assert main(argv) == 0
     metrics = json.loads((out / "metrics.json").read_text())

@@ -14,10 +14,29 @@ from keras_transformer import data
 from keras_transformer.cli import main
 
 TINY = [
-    "--num-train", "400", "--num-validation", "64", "--num-test", "48",
-    "--epochs", "2", "--num-layers", "1", "--d-model", "16", "--num-heads", "2",
-    "--dff", "32", "--batch-size", "32", "--max-length", "24", "--warmup-steps", "20",
-]  # fmt: skip
+    "--num-train",
+    "400",
+    "--num-validation",
+    "64",
+    "--num-test",
+    "48",
+    "--epochs",
+    "2",
+    "--num-layers",
+    "1",
+    "--d-model",
+    "16",
+    "--num-heads",
+    "2",
+    "--dff",
+    "32",
+    "--batch-size",
+    "32",
+    "--max-length",
+    "24",
+    "--warmup-steps",
+    "20",
+]
 
 
 RUN_WARNINGS: list[str] = []  # what the `run_dir` run warned
@@ -80,9 +99,14 @@ def test_reloaded_model_reproduces_test_token_accuracy(run_dir):
     src = data.WordPieceTokenizer.load(run_dir / "tokenizers/source")
     tgt = data.WordPieceTokenizer.load(run_dir / "tokenizers/target")
     task = data.load_task(
-        "numbers", source_lang="en", target_lang="fr", num_train=400, num_validation=64,
-        num_test=48, seed=0,
-    )  # fmt: skip
+        "numbers",
+        source_lang="en",
+        target_lang="fr",
+        num_train=400,
+        num_validation=64,
+        num_test=48,
+        seed=0,
+    )
     test = data.make_dataset(
         task.test, src, tgt, batch_size=32, max_length=24, shuffle=False, drop_remainder=False
     )

@@ -10,9 +10,18 @@ from keras_transformer.training.config import TrainConfig
 from keras_transformer.training.run import train
 
 TINY = dict(
-    num_train=200, num_validation=32, num_test=16, epochs=1, num_layers=1, d_model=16,
-    num_heads=2, dff=32, batch_size=32, max_length=24, warmup_steps=10,
-)  # fmt: skip
+    num_train=200,
+    num_validation=32,
+    num_test=16,
+    epochs=1,
+    num_layers=1,
+    d_model=16,
+    num_heads=2,
+    dff=32,
+    batch_size=32,
+    max_length=24,
+    warmup_steps=10,
+)
 
 
 def test_bad_settings_fail_before_the_run_directory_exists(tmp_path):
@@ -54,9 +63,17 @@ def test_a_ten_pair_tsv_trains_with_a_warning(tmp_path):
     data = tmp_path / "pairs.tsv"
     data.write_text("".join(f"w{i} v{i}\tt{i} u{i}\n" for i in range(10)), encoding="utf-8")
     config = TrainConfig(
-        task="tsv", data=str(data), out=str(tmp_path / "run"), epochs=1, num_layers=1,
-        d_model=16, num_heads=2, dff=32, max_length=16, warmup_steps=10,
-    )  # fmt: skip
+        task="tsv",
+        data=str(data),
+        out=str(tmp_path / "run"),
+        epochs=1,
+        num_layers=1,
+        d_model=16,
+        num_heads=2,
+        dff=32,
+        max_length=16,
+        warmup_steps=10,
+    )
     with pytest.warns(UserWarning) as caught:
         metrics = train(config)
     messages = " ".join(str(w.message) for w in caught)

@@ -11,17 +11,38 @@ from keras_transformer.cli import main
 from keras_transformer.data import WordPieceTokenizer
 from keras_transformer.data.tasks.tsv import read_tsv
 
-SUBJECTS = [("I", "yo"), ("my brother", "mi hermano"), ("the old teacher", "el viejo profesor"),
-            ("our neighbours", "nuestros vecinos"), ("Maria", "María"), ("you", "tú")]  # fmt: skip
-VERBS = [("see", "veo"), ("want", "quiero"), ("painted", "pintó"), ("remember", "recuerdo"),
-         ("would like to describe", "quisiera describir"), ("found", "encontró")]  # fmt: skip
-OBJECTS = [("the red house", "la casa roja"), ("a small dog", "un perro pequeño"),
-           ("the station", "la estación"), ("three interesting books", "tres libros interesantes"),
-           ("the unbelievably complicated instructions", "las instrucciones increíblemente "
-            "complicadas")]  # fmt: skip
-TAILS = [("today", "hoy"), ("yesterday afternoon", "ayer por la tarde"), ("again", "otra vez"),
-         ("near the crowded market", "cerca del mercado abarrotado"), ("with friends", "con amigos"),
-         ("every summer", "cada verano"), ("unfortunately", "desafortunadamente")]  # fmt: skip
+SUBJECTS = [
+    ("I", "yo"),
+    ("my brother", "mi hermano"),
+    ("the old teacher", "el viejo profesor"),
+    ("our neighbours", "nuestros vecinos"),
+    ("Maria", "María"),
+    ("you", "tú"),
+]
+VERBS = [
+    ("see", "veo"),
+    ("want", "quiero"),
+    ("painted", "pintó"),
+    ("remember", "recuerdo"),
+    ("would like to describe", "quisiera describir"),
+    ("found", "encontró"),
+]
+OBJECTS = [
+    ("the red house", "la casa roja"),
+    ("a small dog", "un perro pequeño"),
+    ("the station", "la estación"),
+    ("three interesting books", "tres libros interesantes"),
+    ("the unbelievably complicated instructions", "las instrucciones increíblemente complicadas"),
+]
+TAILS = [
+    ("today", "hoy"),
+    ("yesterday afternoon", "ayer por la tarde"),
+    ("again", "otra vez"),
+    ("near the crowded market", "cerca del mercado abarrotado"),
+    ("with friends", "con amigos"),
+    ("every summer", "cada verano"),
+    ("unfortunately", "desafortunadamente"),
+]
 
 
 def small_corpus(path, num_pairs=300, seed=0):
@@ -32,17 +53,39 @@ def small_corpus(path, num_pairs=300, seed=0):
         parts = [rng.choice(SUBJECTS), rng.choice(VERBS), rng.choice(OBJECTS)]
         parts += rng.sample(TAILS, rng.choice([0, 0, 1, 1, 2, 3, 5]))
         number = rng.randrange(1000)  # distinct pairs, one rare word each
-        lines.add(" ".join(e for e, _ in parts) + f" {number}.\t" + " ".join(s for _, s in parts)
-                  + f" {number}.")  # fmt: skip
+        lines.add(
+            " ".join(e for e, _ in parts)
+            + f" {number}.\t"
+            + " ".join(s for _, s in parts)
+            + f" {number}."
+        )
     path.write_text("\n".join(sorted(lines)) + "\n", encoding="utf-8")
     return path
 
 
 def test_a_300_pair_file_is_sized_from_its_pieces(tmp_path, caplog):
     data, out = small_corpus(tmp_path / "pairs.tsv"), tmp_path / "run"
-    argv = ["train", "--task", "tsv", "--data", str(data), "--out", str(out), "--epochs", "1",
-            "--num-layers", "1", "--d-model", "16", "--num-heads", "2", "--dff", "32",
-            "--jit-compile", "off"]  # fmt: skip
+    argv = [
+        "train",
+        "--task",
+        "tsv",
+        "--data",
+        str(data),
+        "--out",
+        str(out),
+        "--epochs",
+        "1",
+        "--num-layers",
+        "1",
+        "--d-model",
+        "16",
+        "--num-heads",
+        "2",
+        "--dff",
+        "32",
+        "--jit-compile",
+        "off",
+    ]
     with caplog.at_level(logging.INFO, logger="keras_transformer"):
         assert main(argv) == 0
     config = json.loads((out / "config.json").read_text())
@@ -52,8 +95,10 @@ def test_a_300_pair_file_is_sized_from_its_pieces(tmp_path, caplog):
     source = WordPieceTokenizer.load(out / "tokenizers" / "source")
     target = WordPieceTokenizer.load(out / "tokenizers" / "target")
     pairs = read_tsv(data)
-    lengths = [tok.tokenize([p[i] for p in pairs]).row_lengths().numpy()
-               for i, tok in ((0, source), (1, target))]  # fmt: skip
+    lengths = [
+        tok.tokenize([p[i] for p in pairs]).row_lengths().numpy()
+        for i, tok in ((0, source), (1, target))
+    ]
     cut = np.maximum(*lengths) + 2 > max_length
     assert cut.mean() <= 0.01 * 1.25  # <= 1 % of the training pairs (the file: ~1.25x them)
     assert max_length < 256 and (np.maximum(*lengths) + 2 > max_length - 8).any()  # not loose
@@ -61,7 +106,9 @@ def test_a_300_pair_file_is_sized_from_its_pieces(tmp_path, caplog):
     assert config["vocab_size"] == max(source.vocab_size, target.vocab_size)
     assert config["vocab_size_requested"] == 1000 > config["vocab_size"]
     assert (config["source_vocab_size"], config["target_vocab_size"]) == (
-        source.vocab_size, target.vocab_size)  # fmt: skip
+        source.vocab_size,
+        target.vocab_size,
+    )
     warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert warnings, "the shortfall of the vocabulary is said"
     assert all(w.split(":")[0] in ("source", "target") for w in warnings), warnings

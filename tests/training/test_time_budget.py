@@ -27,9 +27,27 @@ def run_files(run_dir):
 
 def test_sizes_left_out_come_from_the_data_and_given_ones_win(pairs_tsv, tmp_path):
     out = tmp_path / "run"
-    argv = ["train", "--task", "tsv", "--data", str(pairs_tsv), "--out", str(out),
-            "--d-model", "32", "--num-heads", "2", "--dff", "64", "--num-layers", "1",
-            "--epochs", "2", "--jit-compile", "off"]  # fmt: skip
+    argv = [
+        "train",
+        "--task",
+        "tsv",
+        "--data",
+        str(pairs_tsv),
+        "--out",
+        str(out),
+        "--d-model",
+        "32",
+        "--num-heads",
+        "2",
+        "--dff",
+        "64",
+        "--num-layers",
+        "1",
+        "--epochs",
+        "2",
+        "--jit-compile",
+        "off",
+    ]
     assert main(argv) == 0
     config, metrics = run_files(out)
     chosen = config["sized_from_data"]
@@ -54,8 +72,21 @@ def test_a_time_budget_stops_training_and_keeps_the_best_checkpoint(
     pairs_tsv, tmp_path, capsys, caplog
 ):
     out = tmp_path / "run"
-    argv = ["train", "--task", "tsv", "--data", str(pairs_tsv), "--out", str(out),
-            "--time-budget", "8s", "--jit-compile", "off", "--batch-size", "16"]  # fmt: skip
+    argv = [
+        "train",
+        "--task",
+        "tsv",
+        "--data",
+        str(pairs_tsv),
+        "--out",
+        str(out),
+        "--time-budget",
+        "8s",
+        "--jit-compile",
+        "off",
+        "--batch-size",
+        "16",
+    ]
     with caplog.at_level("INFO", logger="keras_transformer.progress"):
         assert main(argv) == 0
     config, metrics = run_files(out)

@@ -61,9 +61,14 @@ def prefix_sequences(
 
 
 def prefix_dataset(
-    pairs: list[tuple[str, str]], tokenizer, *, batch_size: int, max_length: int, shuffle: bool,
+    pairs: list[tuple[str, str]],
+    tokenizer,
+    *,
+    batch_size: int,
+    max_length: int,
+    shuffle: bool,
     seed: int = 0,
-) -> tf.data.Dataset:  # fmt: skip
+) -> tf.data.Dataset:
     """`prefix_sequences` batches, padded to each batch's longest row (full batches when shuffled)."""
     ds = tf.data.Dataset.from_tensor_slices(prefix_sequences(pairs, tokenizer, max_length))
     if shuffle:

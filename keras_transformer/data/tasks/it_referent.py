@@ -24,9 +24,27 @@ from keras_transformer.data._checks import check_int, check_seed
 from keras_transformer.data.tasks.task import Task
 
 SUBJECTS: tuple[str, ...] = (
-    "animal", "dog", "cat", "horse", "cow", "fox", "rabbit", "goat", "sheep", "bear",
-    "child", "boy", "girl", "man", "woman", "farmer", "soldier", "hiker", "tourist", "runner",
-)  # fmt: skip
+    "animal",
+    "dog",
+    "cat",
+    "horse",
+    "cow",
+    "fox",
+    "rabbit",
+    "goat",
+    "sheep",
+    "bear",
+    "child",
+    "boy",
+    "girl",
+    "man",
+    "woman",
+    "farmer",
+    "soldier",
+    "hiker",
+    "tourist",
+    "runner",
+)
 """Animate subjects: "it" refers to them when the adjective describes a living being."""
 
 VERB_OBJECTS: dict[str, tuple[str, ...]] = {
@@ -38,14 +56,31 @@ VERB_OBJECTS: dict[str, tuple[str, ...]] = {
 """Verbs and the places each can take as its object."""
 
 SUBJECT_ADJECTIVES: tuple[str, ...] = (
-    "tired", "hungry", "scared", "sleepy", "weak", "lazy", "sick", "nervous", "exhausted",
+    "tired",
+    "hungry",
+    "scared",
+    "sleepy",
+    "weak",
+    "lazy",
+    "sick",
+    "nervous",
+    "exhausted",
     "frightened",
-)  # fmt: skip
+)
 """Adjectives that describe the subject: "it was too tired" -> the animal."""
 
 OBJECT_ADJECTIVES: tuple[str, ...] = (
-    "wide", "deep", "long", "steep", "dangerous", "crowded", "icy", "muddy", "high", "dark",
-)  # fmt: skip
+    "wide",
+    "deep",
+    "long",
+    "steep",
+    "dangerous",
+    "crowded",
+    "icy",
+    "muddy",
+    "high",
+    "dark",
+)
 """Adjectives that describe the object: "it was too wide" -> the street."""
 
 CONNECTIVES: tuple[str, ...] = ("because", "since", "as")

@@ -31,36 +31,87 @@ from keras_transformer.data._checks import check_int, check_seed
 from keras_transformer.data.tasks.task import Task
 
 POSITIVE: tuple[str, ...] = (
-    "great", "wonderful", "superb", "brilliant", "delightful", "charming", "excellent",
-    "gripping", "stunning", "clever", "beautiful", "fantastic", "touching", "witty",
-    "splendid", "marvellous",
-)  # fmt: skip
+    "great",
+    "wonderful",
+    "superb",
+    "brilliant",
+    "delightful",
+    "charming",
+    "excellent",
+    "gripping",
+    "stunning",
+    "clever",
+    "beautiful",
+    "fantastic",
+    "touching",
+    "witty",
+    "splendid",
+    "marvellous",
+)
 """Adjectives of positive reviews."""
 
 NEGATIVE: tuple[str, ...] = (
-    "awful", "dreadful", "boring", "dull", "terrible", "clumsy", "tedious", "bland",
-    "messy", "lifeless", "poor", "weak", "silly", "painful", "shallow", "forgettable",
-)  # fmt: skip
+    "awful",
+    "dreadful",
+    "boring",
+    "dull",
+    "terrible",
+    "clumsy",
+    "tedious",
+    "bland",
+    "messy",
+    "lifeless",
+    "poor",
+    "weak",
+    "silly",
+    "painful",
+    "shallow",
+    "forgettable",
+)
 """Adjectives of negative reviews."""
 
 SUBJECTS: tuple[str, ...] = (
-    "film", "movie", "story", "plot", "acting", "script", "ending", "cast", "music",
-    "dialogue", "direction", "pacing", "finale", "sequel", "soundtrack", "screenplay",
-)  # fmt: skip
+    "film",
+    "movie",
+    "story",
+    "plot",
+    "acting",
+    "script",
+    "ending",
+    "cast",
+    "music",
+    "dialogue",
+    "direction",
+    "pacing",
+    "finale",
+    "sequel",
+    "soundtrack",
+    "screenplay",
+)
 """What a review talks about."""
 
 POSITIVE_CONTEXT: tuple[str, ...] = (
-    "i loved every minute", "i would watch it again", "the audience cheered",
-    "we left smiling", "it is a must see", "i recommend it to everyone",
-    "i will buy the dvd", "my friends adored it",
-)  # fmt: skip
+    "i loved every minute",
+    "i would watch it again",
+    "the audience cheered",
+    "we left smiling",
+    "it is a must see",
+    "i recommend it to everyone",
+    "i will buy the dvd",
+    "my friends adored it",
+)
 """Phrases that occur beside positive adjectives in the unlabelled corpus."""
 
 NEGATIVE_CONTEXT: tuple[str, ...] = (
-    "i hated every minute", "i walked out early", "the audience groaned",
-    "we left annoyed", "it is a waste of money", "i warn everyone to avoid it",
-    "i want my ticket back", "my friends fell asleep",
-)  # fmt: skip
+    "i hated every minute",
+    "i walked out early",
+    "the audience groaned",
+    "we left annoyed",
+    "it is a waste of money",
+    "i warn everyone to avoid it",
+    "i want my ticket back",
+    "my friends fell asleep",
+)
 """Phrases that occur beside negative adjectives in the unlabelled corpus."""
 
 CORPUS_FRAMES: tuple[str, ...] = (

@@ -62,14 +62,20 @@ def spa_eng_task(
     if cache_dir is not None:
         os.makedirs(cache_dir, exist_ok=True)  # else get_file falls back to /tmp/.keras
     extracted = keras.utils.get_file(
-        "spa-eng.zip", origin=ORIGIN, extract=True,
+        "spa-eng.zip",
+        origin=ORIGIN,
+        extract=True,
         cache_dir=None if cache_dir is None else os.fspath(cache_dir),
-    )  # fmt: skip
+    )
     path = find_corpus_file(extracted)
     task = tsv_task(
-        path=path, on_error=on_error, columns=columns, validation_fraction=validation_fraction,
-        test_fraction=test_fraction, seed=seed,
-    )  # fmt: skip
+        path=path,
+        on_error=on_error,
+        columns=columns,
+        validation_fraction=validation_fraction,
+        test_fraction=test_fraction,
+        seed=seed,
+    )
     swapped = tuple(task.info["columns"]) == (2, 1)
     return Task(
         name="spa_eng",

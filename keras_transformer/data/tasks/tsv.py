@@ -153,8 +153,11 @@ def read_tsv(
         width = widths.most_common(1)[0][0]
         logger.warning(
             "%s: %d columns; using %d (source) and %d (target); --columns picks others",
-            os.path.basename(path), width, source_column, target_column,
-        )  # fmt: skip
+            os.path.basename(path),
+            width,
+            source_column,
+            target_column,
+        )
     return pairs
 
 

@@ -231,8 +231,11 @@ class WordPieceTokenizer(tf.Module):
             A `WordPieceTokenizer`.
         """
         if fill:
-            options = dict(max_word_length=max_word_length, num_iterations=num_iterations,
-                           max_bytes_per_word=max_bytes_per_word)  # fmt: skip
+            options = dict(
+                max_word_length=max_word_length,
+                num_iterations=num_iterations,
+                max_bytes_per_word=max_bytes_per_word,
+            )
             texts = list(texts)
             first = cls.learn(texts, vocab_size, lower_thresh=lower_thresh, **options)
             if first.vocab_size >= 0.95 * vocab_size or lower_thresh == 1:
@@ -265,8 +268,10 @@ class WordPieceTokenizer(tf.Module):
                 f"{sum(counts[w] for w in long)} words of the training text are longer than "
                 f"max_bytes_per_word={max_bytes_per_word} UTF-8 bytes and tokenize to [UNK] (e.g. "
                 f"{long[0][:24]!r}..., {len(long[0].encode('utf-8'))} bytes); put spaces "
-                "between words or raise max_bytes_per_word", UserWarning, stacklevel=2,
-            )  # fmt: skip
+                "between words or raise max_bytes_per_word",
+                UserWarning,
+                stacklevel=2,
+            )
         chars = sorted({char for word in counts for char in word})
         unspaced = {word: count for word, count in counts.items() if _UNSPACED.search(word)}
         spaced = [(word, count) for word, count in counts.items() if word not in unspaced]

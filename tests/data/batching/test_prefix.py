@@ -27,8 +27,20 @@ def test_unshuffled_batches_keep_every_pair_in_order_padded_per_batch(tokenizer)
     assert [tuple(x.shape) for x, _ in batches] == [(2, 7), (1, 4)]  # the last batch is kept
     first_inputs, first_labels = (t.numpy().tolist() for t in batches[0])
     assert words(tokenizer, first_inputs[0]) == [
-        "[START]", "a", "[SEP]", "x", "[PAD]", "[PAD]", "[PAD]",
-    ]  # fmt: skip
+        "[START]",
+        "a",
+        "[SEP]",
+        "x",
+        "[PAD]",
+        "[PAD]",
+        "[PAD]",
+    ]
     assert words(tokenizer, first_labels[1]) == [
-        "[PAD]", "[PAD]", "[PAD]", "[PAD]", "y", "z", "[END]",
-    ]  # fmt: skip
+        "[PAD]",
+        "[PAD]",
+        "[PAD]",
+        "[PAD]",
+        "y",
+        "z",
+        "[END]",
+    ]

@@ -48,10 +48,20 @@ def test_imdb_pairs_are_decoded_text(fake_imdb):
 
 def test_imdb_encoder_run(fake_imdb, tmp_path):
     config = TrainConfig(
-        task="imdb", architecture="encoder", num_validation=40, epochs=3, num_layers=1,
-        d_model=16, num_heads=2, dff=32, batch_size=16, warmup_steps=20, vocab_size=60,
-        max_length=16, out=str(tmp_path / "imdb"),
-    )  # fmt: skip
+        task="imdb",
+        architecture="encoder",
+        num_validation=40,
+        epochs=3,
+        num_layers=1,
+        d_model=16,
+        num_heads=2,
+        dff=32,
+        batch_size=16,
+        warmup_steps=20,
+        vocab_size=60,
+        max_length=16,
+        out=str(tmp_path / "imdb"),
+    )
     metrics = train(config)
     assert metrics["test_accuracy"] >= 0.9  # the sentiment word decides the label
     assert json.loads((tmp_path / "imdb" / "metrics.json").read_text())["num_test"] == 60

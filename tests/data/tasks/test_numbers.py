@@ -124,6 +124,12 @@ def test_bad_options_are_named(option, value, error):
 def test_a_language_num2words_cannot_write_far_says_how_far_it_goes():
     with pytest.raises(ValueError, match=r"'am' converter fails.*writes 999 but not 9999"):
         numbers_task(source_lang="en", target_lang="am")
-    task = numbers_task(source_lang="en", target_lang="am", max_number=999, num_train=100,
-                        num_validation=10, num_test=10)  # fmt: skip
+    task = numbers_task(
+        source_lang="en",
+        target_lang="am",
+        max_number=999,
+        num_train=100,
+        num_validation=10,
+        num_test=10,
+    )
     assert len(task.train) == 100

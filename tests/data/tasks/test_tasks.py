@@ -7,9 +7,18 @@ from keras_transformer.data.tasks import TASKS, load_task, task_options
 
 def test_task_names():
     assert TASKS == (
-        "numbers", "copy", "reverse", "sort", "recall", "tsv", "spa_eng", "ted_hrlr_pt_en", "it-referent",
-        "imdb", "reviews",
-    )  # fmt: skip
+        "numbers",
+        "copy",
+        "reverse",
+        "sort",
+        "recall",
+        "tsv",
+        "spa_eng",
+        "ted_hrlr_pt_en",
+        "it-referent",
+        "imdb",
+        "reviews",
+    )
 
 
 def test_unknown_name_lists_the_valid_ones():

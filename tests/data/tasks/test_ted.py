@@ -36,10 +36,30 @@ def test_split_sizes_slice_the_tfds_splits(tmp_path):
 def test_train_command_runs_on_mock_ted(tmp_path):
     out = tmp_path / "run"
     argv = [
-        "train", "--task", "ted_hrlr_pt_en", "--epochs", "1", "--batch-size", "8",
-        "--num-layers", "1", "--d-model", "16", "--num-heads", "2", "--dff", "32",
-        "--max-length", "16", "--vocab-size", "200", "--warmup-steps", "5", "--out", str(out),
-    ]  # fmt: skip
+        "train",
+        "--task",
+        "ted_hrlr_pt_en",
+        "--epochs",
+        "1",
+        "--batch-size",
+        "8",
+        "--num-layers",
+        "1",
+        "--d-model",
+        "16",
+        "--num-heads",
+        "2",
+        "--dff",
+        "32",
+        "--max-length",
+        "16",
+        "--vocab-size",
+        "200",
+        "--warmup-steps",
+        "5",
+        "--out",
+        str(out),
+    ]
     with tfds.testing.mock_data(num_examples=24, policy=tfds.testing.MockPolicy.USE_CODE):
         assert main(argv) == 0
     metrics = json.loads((out / "metrics.json").read_text())

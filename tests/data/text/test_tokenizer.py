@@ -188,8 +188,9 @@ def test_synthetic_symbols_are_one_token_each():
 
 def test_cjk_ideographs_are_one_piece_each_and_round_trip():
     """Unspaced kanji phrases would otherwise be learned as whole pieces (`##百二十三`)."""
-    task = numbers_task(source_lang="en", target_lang="ja", num_train=2000, num_validation=10,
-                        num_test=10, seed=0)  # fmt: skip
+    task = numbers_task(
+        source_lang="en", target_lang="ja", num_train=2000, num_validation=10, num_test=10, seed=0
+    )
     texts = [target for _, target in task.train] + ["東京は晴れです", "서울은 맑습니다"] * 20
     tokenizer = WordPieceTokenizer.learn(texts, vocab_size=500)
     ideographs = [t for t in tokenizer.vocabulary if "\u4e00" <= t[-1] <= "\u9fff"]
@@ -204,8 +205,9 @@ def test_cjk_ideographs_are_one_piece_each_and_round_trip():
 
 def test_unspaced_thai_gets_pieces_from_merges_and_spaced_words_are_unchanged():
     """tensorflow-text's learner gave Thai numbers no word-start piece: 12 pieces each."""
-    task = numbers_task(source_lang="en", target_lang="th", num_train=4000, num_validation=200,
-                        num_test=10, seed=0)  # fmt: skip
+    task = numbers_task(
+        source_lang="en", target_lang="th", num_train=4000, num_validation=200, num_test=10, seed=0
+    )
     english = [source for source, _ in task.train]
     thai = [target for _, target in task.train]
     mixed = WordPieceTokenizer.learn(english + thai, vocab_size=2000)
