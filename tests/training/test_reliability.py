@@ -17,6 +17,7 @@ import tensorflow as tf
 import keras_transformer
 from keras_transformer.cli import main
 from keras_transformer.training import fitting  # compile_model makes the optimizer
+from tests.helpers import TINY_MODEL_ARGS
 
 TINY = [
     "--num-train",
@@ -25,14 +26,7 @@ TINY = [
     "32",
     "--num-test",
     "16",
-    "--num-layers",
-    "1",
-    "--d-model",
-    "16",
-    "--num-heads",
-    "2",
-    "--dff",
-    "32",
+    *TINY_MODEL_ARGS,
     "--batch-size",
     "32",
     "--max-length",
@@ -229,14 +223,7 @@ def test_malformed_tsv_reports_line_numbers(tmp_path, capsys):
         "1",
         "--batch-size",
         "8",
-        "--num-layers",
-        "1",
-        "--d-model",
-        "16",
-        "--num-heads",
-        "2",
-        "--dff",
-        "32",
+        *TINY_MODEL_ARGS,
         "--max-length",
         "8",
         "--vocab-size",
