@@ -8,6 +8,9 @@ import keras
 import numpy as np
 
 # A tiny parallel corpus for untrained run directories (fixture `tiny_run`).
+TINY_MODEL_ARGS = "--num-layers 1 --d-model 16 --num-heads 2 --dff 32".split()
+"""The smallest model the command-line tests train (seconds a run)."""
+
 TINY_SOURCES = ["one two three", "four five", "six seven eight nine", "ten", "two four six"]
 TINY_TARGETS = ["un deux trois", "quatre cinq", "six sept huit neuf", "dix", "deux quatre six"]
 TINY_MAX_LENGTH = 10

@@ -75,6 +75,17 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return textwrap.fill(text, width, initial_indent=indent, subsequent_indent=indent)
 
 
+def add_search_options(p: argparse.ArgumentParser) -> None:
+    """`--beam-size` and `--alpha`, the search options `translate` and `export` share."""
+    p.add_argument("--beam-size", type=int, default=1, help="beams searched; 1: greedy search")
+    p.add_argument(
+        "--alpha",
+        type=NON_NEGATIVE,
+        default=0.6,
+        help="beam search length-penalty exponent (a finite number >= 0)",
+    )
+
+
 def help_text(action: argparse.Action) -> str:
     """The help of `action` ending with its default: `action.default_text` (a string, or a
     function called when the help is shown, such as `config_defaults`), else its argparse

@@ -1,6 +1,6 @@
 """`keras-transformer export RUN_DIR --out DIR`: a SavedModel for TF Serving."""
 
-from keras_transformer.commands._arguments import NON_NEGATIVE
+from keras_transformer.commands._arguments import add_search_options
 
 
 def register(sub) -> None:
@@ -23,13 +23,7 @@ def register(sub) -> None:
         metavar="N",
         help="the SavedModel version, DIR/N/ (default: the next free version)",
     )
-    p.add_argument("--beam-size", type=int, default=1, help="beams searched; 1: greedy search")
-    p.add_argument(
-        "--alpha",
-        type=NON_NEGATIVE,
-        default=0.6,
-        help="beam search length-penalty exponent (a finite number >= 0)",
-    )
+    add_search_options(p)
     p.set_defaults(func=run)
 
 

@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 
-from keras_transformer.commands._arguments import NON_NEGATIVE, OneLineArgumentParser
+from keras_transformer.commands._arguments import OneLineArgumentParser, add_search_options
 from keras_transformer.errors import UserInputError
 
 DESCRIPTION = (
@@ -22,13 +22,7 @@ _END = object()  # the reader thread's last item
 
 
 def _add_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--beam-size", type=int, default=1, help="beams searched; 1: greedy search")
-    p.add_argument(
-        "--alpha",
-        type=NON_NEGATIVE,
-        default=0.6,
-        help="beam search length-penalty exponent (a finite number >= 0)",
-    )
+    add_search_options(p)
     p.add_argument(
         "--no-cache",
         action="store_true",

@@ -1,5 +1,7 @@
 """Text generation with a decoder-only model: greedy, temperature, top-k, top-p."""
 
+import collections
+
 import keras
 import numpy as np
 import tensorflow as tf
@@ -102,21 +104,38 @@ def generate(
             f"top_p must be a number in (0, 1] or None (no nucleus filter); received "
             f"top_p={top_p!r}."
         )
-    decoder = IncrementalDecoder(model, max_length, use_cache=use_cache)
     buffer = np.pad(prompts, [(0, 0), (0, max_length - prompts.shape[1])])
+    settings = (max_length, end_id, sample, temperature, top_k, top_p, seed, use_cache)
+    key = (id(model), settings)  # the entry holds the model, so its id is not reused meanwhile
+    if key not in _COMPILED:  # one traced loop per model and settings: no retracing on a rerun
+        _COMPILED[key] = _compile(model, *settings)
+        while len(_COMPILED) > _COMPILED_MAX:
+            _COMPILED.popitem(last=False)
+    run = _COMPILED[key]
+    return run(tf.constant(buffer), tf.constant(lengths, tf.int32)).numpy()
+
+
+_COMPILED: collections.OrderedDict = collections.OrderedDict()
+"""The compiled generation loops of the last `_COMPILED_MAX` (model, settings): a new
+`tf.function` per call would trace every time, and TensorFlow warns about retracing."""
+_COMPILED_MAX = 8
+
+
+def _compile(model, max_length, end_id, sample, temperature, top_k, top_p, seed, use_cache):
+    decoder = IncrementalDecoder(model, max_length, use_cache=use_cache)
 
     def choose(logits, t):
         filtered = filter_logits(logits, temperature=temperature, top_k=top_k, top_p=top_p)
         seeds = tf.stack([tf.constant(seed, tf.int32), tf.cast(t, tf.int32)])
         return tf.random.stateless_categorical(filtered, 1, seed=seeds, dtype=tf.int32)[:, 0]
 
-    @tf.function
+    @tf.function(reduce_retracing=True)
     def run(tokens, prompt_lengths):
         state = decoder.initial_state(batch_size=tf.shape(tokens)[0])
         end, pick = (-1 if end_id is None else end_id), (choose if sample else None)
         return continue_tokens(decoder, tokens, prompt_lengths, state, end_id=end, choose=pick)
 
-    return run(tf.constant(buffer), tf.constant(lengths, tf.int32)).numpy()
+    return run
 
 
 def translate_by_prefix(

@@ -4,7 +4,7 @@ The names load on first use (PEP 562), so `keras_transformer.training.config` (t
 read by `keras-transformer train --help`) imports without Keras or TensorFlow.
 """
 
-import importlib
+from keras_transformer._lazy import lazy_names
 
 _HOMES = {
     "BudgetSchedule": "schedule",
@@ -19,13 +19,4 @@ _HOMES = {
 __all__ = sorted(_HOMES)
 
 
-def __getattr__(name: str):
-    if name in _HOMES:
-        value = getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
-        globals()[name] = value  # later look-ups skip this function
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted([*globals(), *_HOMES])
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, globals())

@@ -17,6 +17,7 @@ from keras_transformer.inference import Translator
 from keras_transformer.inference.translator import PrefixTranslator
 from keras_transformer.runs import run_files
 from tests.export.test_serving import run_client
+from tests.helpers import TINY_MODEL_ARGS
 from tests.inference.varied_run import make_varied_run
 
 TRAIN = [
@@ -35,14 +36,7 @@ TRAIN = [
     "16",
     "--batch-size",
     "16",
-    "--num-layers",
-    "1",
-    "--d-model",
-    "16",
-    "--num-heads",
-    "2",
-    "--dff",
-    "32",
+    *TINY_MODEL_ARGS,
     "--max-length",
     "12",
     "--vocab-size",

@@ -99,3 +99,16 @@ def test_max_length_beyond_the_position_table(lm):
     small = build_language_model(25, num_layers=1, d_model=8, num_heads=2, dff=16, max_length=6)
     with pytest.raises(ValueError, match="max_length=7 exceeds the model's position table of 6"):
         generate(small, np.array([[2]]), max_length=7)
+
+
+def test_generating_again_with_the_same_settings_does_not_trace_again():
+    from keras_transformer.inference import generation
+
+    lm = build_language_model(20, num_layers=1, d_model=8, num_heads=2, dff=16)
+    prompts = np.array([[2, 5], [2, 7]])
+    first = generation.generate(lm, prompts, max_length=6, sample=True, top_k=3, seed=1)
+    for _ in range(5):
+        again = generation.generate(lm, prompts, max_length=6, sample=True, top_k=3, seed=1)
+    np.testing.assert_array_equal(first, again)
+    runs = [run for (model_id, _), run in generation._COMPILED.items() if model_id == id(lm)]
+    assert len(runs) == 1 and runs[0].experimental_get_tracing_count() == 1

@@ -24,6 +24,7 @@ import tensorflow as tf
 from keras_transformer.cli import main
 from keras_transformer.training import distribute
 from keras_transformer.training.config import TrainConfig
+from tests.helpers import TINY_MODEL_ARGS
 
 HELPER = Path(__file__).with_name("distribute_worker.py")
 TIMEOUT = 300  # seconds, per subprocess; a healthy run takes well under a minute
@@ -271,14 +272,7 @@ def test_cli_train_mirrored_on_two_cpu_devices_writes_the_run_directory(tmp_path
         "8",
         "--num-test",
         "4",
-        "--num-layers",
-        "1",
-        "--d-model",
-        "16",
-        "--num-heads",
-        "2",
-        "--dff",
-        "32",
+        *TINY_MODEL_ARGS,
         "--batch-size",
         "16",
         "--max-length",

@@ -12,6 +12,7 @@ import pytest
 from keras_transformer import cli
 from keras_transformer.training import rundir
 from keras_transformer.training.config import TrainConfig
+from tests.helpers import TINY_MODEL_ARGS
 
 EPOCHS = 3
 TINY = [
@@ -23,14 +24,7 @@ TINY = [
     "16",
     "--epochs",
     str(EPOCHS),
-    "--num-layers",
-    "1",
-    "--d-model",
-    "16",
-    "--num-heads",
-    "2",
-    "--dff",
-    "32",
+    *TINY_MODEL_ARGS,
     "--batch-size",
     "32",
     "--max-length",
@@ -216,14 +210,7 @@ def test_pretrain_interrupted_mid_epoch_resumes_to_the_whole_run(tmp_path):
         "2",
         "--finetune-task",
         "none",
-        "--num-layers",
-        "1",
-        "--d-model",
-        "16",
-        "--num-heads",
-        "2",
-        "--dff",
-        "32",
+        *TINY_MODEL_ARGS,
         "--vocab-size",
         "200",
         "--out",

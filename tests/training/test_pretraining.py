@@ -9,16 +9,10 @@ import pytest
 from keras_transformer.cli import main
 from keras_transformer.data.tasks.reviews import reviews_corpus
 from keras_transformer.training.pretraining import PretrainConfig, split_corpus
+from tests.helpers import TINY_MODEL_ARGS
 
 TINY = [
-    "--num-layers",
-    "1",
-    "--d-model",
-    "16",
-    "--num-heads",
-    "2",
-    "--dff",
-    "32",
+    *TINY_MODEL_ARGS,
     "--batch-size",
     "32",
     "--max-length",

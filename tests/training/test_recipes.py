@@ -14,6 +14,7 @@ from keras_transformer.training import recipes
 from keras_transformer.training.config import TrainConfig
 from keras_transformer.training.dual_encoder import load_sentence_encoder
 from keras_transformer.training.run import train
+from tests.helpers import TINY_MODEL_ARGS
 
 SMALL = {
     "num_layers": 1,
@@ -134,14 +135,7 @@ def test_decoder_only_numbers_run_via_cli(tmp_path):
         "32",
         "--epochs",
         "1",
-        "--num-layers",
-        "1",
-        "--d-model",
-        "16",
-        "--num-heads",
-        "2",
-        "--dff",
-        "32",
+        *TINY_MODEL_ARGS,
         "--batch-size",
         "32",
         "--max-length",

@@ -12,6 +12,7 @@ import pytest
 
 from keras_transformer import data
 from keras_transformer.cli import main
+from tests.helpers import TINY_MODEL_ARGS
 
 TINY = [
     "--num-train",
@@ -22,14 +23,7 @@ TINY = [
     "48",
     "--epochs",
     "2",
-    "--num-layers",
-    "1",
-    "--d-model",
-    "16",
-    "--num-heads",
-    "2",
-    "--dff",
-    "32",
+    *TINY_MODEL_ARGS,
     "--batch-size",
     "32",
     "--max-length",

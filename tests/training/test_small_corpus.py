@@ -10,6 +10,7 @@ import numpy as np
 from keras_transformer.cli import main
 from keras_transformer.data import WordPieceTokenizer
 from keras_transformer.data.tasks.tsv import read_tsv
+from tests.helpers import TINY_MODEL_ARGS
 
 SUBJECTS = [
     ("I", "yo"),
@@ -75,14 +76,7 @@ def test_a_300_pair_file_is_sized_from_its_pieces(tmp_path, caplog):
         str(out),
         "--epochs",
         "1",
-        "--num-layers",
-        "1",
-        "--d-model",
-        "16",
-        "--num-heads",
-        "2",
-        "--dff",
-        "32",
+        *TINY_MODEL_ARGS,
         "--jit-compile",
         "off",
     ]

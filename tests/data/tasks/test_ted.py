@@ -9,6 +9,7 @@ import tensorflow_datasets as tfds
 
 from keras_transformer.cli import main
 from keras_transformer.data.tasks.ted import ted_hrlr_pt_en_task
+from tests.helpers import TINY_MODEL_ARGS
 
 
 def test_loads_three_splits_as_str_pairs_offline(tmp_path):
@@ -43,14 +44,7 @@ def test_train_command_runs_on_mock_ted(tmp_path):
         "1",
         "--batch-size",
         "8",
-        "--num-layers",
-        "1",
-        "--d-model",
-        "16",
-        "--num-heads",
-        "2",
-        "--dff",
-        "32",
+        *TINY_MODEL_ARGS,
         "--max-length",
         "16",
         "--vocab-size",
