@@ -180,7 +180,6 @@ def test_stored_copy_ran_the_committed_notebook(path):
     assert not noise, f"the stored copy of {path.name} shows log lines or warnings: {noise[:5]}"
 
 
-@pytest.mark.xfail(strict=False, reason="rendered in the next session")
 def test_every_tutorial_has_a_stored_full_size_copy():
     missing = [path.name for path in NOT_RENDERED]
     assert not missing, f"no stored copy of {missing}: run 'bash scripts/render_tutorials.sh'"
