@@ -3,10 +3,14 @@
 `tutorials/NN_*.ipynb` are copied into `keras_transformer/course/tutorials/` of the build
 directory, not of the source tree, so git holds one copy of each notebook and an installed
 wheel still has them for `keras-transformer exercises`. An editable install (`pip install -e .`)
-reads the clone's `tutorials/` in place (`keras_transformer.course.notebooks.tutorials_dir`).
+imports the package from the clone, so the build links `keras_transformer/course/tutorials` to
+the clone's `tutorials/` (a symbolic link that git ignores; a copy where links are not allowed):
+the package finds its notebooks in one place, installed either way.
 """
 
+import os
 import pathlib
+import shutil
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
@@ -19,6 +23,7 @@ class BuildPyWithTutorials(build_py):
     def run(self) -> None:
         super().run()
         if getattr(self, "editable_mode", False):
+            link_tutorials_into_clone()
             return
         notebooks = sorted(TUTORIALS.glob("[0-9][0-9]_*.ipynb"))
         if not notebooks:
@@ -30,6 +35,21 @@ class BuildPyWithTutorials(build_py):
         self.mkpath(str(target))
         for path in notebooks:
             self.copy_file(str(path), str(target / path.name))
+
+
+def link_tutorials_into_clone() -> None:
+    """`keras_transformer/course/tutorials` -> `tutorials/` in the clone (editable installs)."""
+    target = pathlib.Path(__file__).resolve().parent.joinpath(*PACKAGED)
+    if target.is_symlink() and target.resolve() == TUTORIALS:
+        return
+    if target.is_symlink() or target.is_file():
+        target.unlink()
+    elif target.is_dir():
+        shutil.rmtree(target)
+    try:
+        target.symlink_to(os.path.relpath(TUTORIALS, target.parent), target_is_directory=True)
+    except OSError:  # no symbolic links (Windows without the right): a copy, refreshed per install
+        shutil.copytree(TUTORIALS, target, ignore=shutil.ignore_patterns("*.ipynb_checkpoints"))
 
 
 setup(cmdclass={"build_py": BuildPyWithTutorials})

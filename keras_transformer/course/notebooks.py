@@ -68,9 +68,9 @@ NOTEBOOK_PATTERN = "[0-9][0-9]_*.ipynb"
 def tutorials_dir() -> pathlib.Path:
     """The folder of the tutorial notebooks (the solutions).
 
-    An installed wheel ships them as package data in `keras_transformer/course/tutorials/`
-    (copied from the clone's `tutorials/` when the wheel is built); an editable install of a
-    clone (`pip install -e .`) reads the clone's `tutorials/`, which is the same files.
+    They are package data in `keras_transformer/course/tutorials/`: a wheel holds a copy of the
+    clone's `tutorials/` made when it was built, and an editable install of a clone (`pip install
+    -e .`) a link to them (`setup.py`).
 
     Returns:
         The folder's path.
@@ -78,12 +78,9 @@ def tutorials_dir() -> pathlib.Path:
     packaged = importlib.resources.files("keras_transformer.course").joinpath("tutorials")
     if packaged.is_dir():
         return pathlib.Path(str(packaged))
-    clone = pathlib.Path(__file__).resolve().parents[2] / "tutorials"  # editable install only
-    if clone.is_dir():
-        return clone
     raise FileNotFoundError(
         f"the tutorial notebooks are not installed ({packaged} is missing): reinstall "
-        "keras_transformer from a wheel or a clone, or pass --tutorials DIR"
+        "keras_transformer (from a wheel, or `pip install -e .` in a clone), or pass --tutorials DIR"
     )
 
 
