@@ -1,14 +1,23 @@
-"""Real sentences: `keras-transformer train --task tsv --time-budget` against the TF tutorial's recipe.
+"""Real sentences: `keras-transformer train --task tsv --time-budget` against the peers' recipes.
 
 Two subcommands:
 
-    # 1. write the corpora as TSV files (source<TAB>target), outside the repository
+    # 1. write the corpora as TSV files (source<TAB>target), outside the repository:
+    #    SATED (-> /tmp/corpora/sated_en-de/pairs.tsv, ...)
     python benchmarks/real_corpora.py prepare \\
         --mirror /path/to/seq2seq-meminf.git --out /tmp/corpora
+    #    an Anki/Tatoeba file, zipped or not (-> /tmp/corpora/anki-en-es/pairs.tsv)
+    python benchmarks/real_corpora.py prepare --anki spa-eng.zip --name anki-en-es \\
+        --out /tmp/corpora
+    #    line-aligned Moses-tokenised files, pooled (-> /tmp/corpora/news-en-es/pairs.tsv)
+    python benchmarks/real_corpora.py prepare --moses nt2012.en nt2012.es nt2013.en nt2013.es \\
+        --langs en es --name news-en-es --out /tmp/corpora
 
-    # 2. per corpus, train both recipes for the same wall-clock time, score the test split
+    # 2. per corpus, train each recipe for the same wall-clock time, score the test split
     python benchmarks/real_corpora.py run --corpora /tmp/corpora \\
         --pairs en-de en-fr --budget 8m --out /tmp/corpora/results
+    python benchmarks/real_corpora.py run --corpora /tmp/corpora --pairs anki-en-es \\
+        --recipes tutorial kerasio ours --budget 10m --out /tmp/corpora/anki
 
     # trying a setting: score the validation split, ours only, one TrainConfig field changed
     python benchmarks/real_corpora.py run --corpora /tmp/corpora --pairs en-de --budget 5m \\
@@ -22,6 +31,17 @@ English words a sentence on average) into one `pairs.tsv` per language pair.
 The text was lower-cased and Moses-tokenised by its authors; `prepare` undoes
 the tokenisation (entities, spaces before punctuation) so that the models read
 and write text as a user types it.
+
+`--pairs` names corpora: `NAME` reads `CORPORA/NAME/pairs.tsv`, or else
+`CORPORA/sated_NAME/pairs.tsv` (so `en-de` still reads the SATED layout).
+
+`prepare --anki FILE --name NAME` reads the Anki/Tatoeba layout (manythings.org/anki,
+the keras-io example's `spa-eng.zip`): a `.txt` file or a `.zip` holding one,
+one pair a line, 2 or 3 tab-separated columns (English, translation,
+attribution); the first two columns are kept. `prepare --moses SRC TGT [SRC TGT
+...] --langs SRC_LANG TGT_LANG --name NAME` pools line-aligned Moses-tokenised
+files (Europarl, newstest) and undoes the tokenisation; pairs with an empty side
+are dropped. Each writes `OUT/NAME/pairs.tsv` and `OUT/NAME/PROVENANCE.md`.
 
 `run` splits each file as `train --task tsv` does (`data.tsv_task`, seed 0:
 80 % train, 10 % validation, 10 % test, by distinct source) and trains, one
@@ -42,9 +62,20 @@ after the other in this process, for the same wall-clock budget in `fit`:
   masks are passed explicitly (the tutorial relies on Keras' implicit masks,
   which on Keras 3 let padding into attention: a correction in its favour).
   Its weights are those of the last epoch, as in the tutorial.
+- **kerasio**: the keras-io example "English-to-Spanish translation with a
+  sequence-to-sequence Transformer" (fchollet), in `kerasio_recipe.py`: words
+  from `TextVectorization` (15,000 per language, 20 tokens, punctuation
+  stripped, lower-cased), one encoder and one decoder layer (embedding 256,
+  feed-forward 2048, 8 heads of width 256, learned positions), `Dropout(0.5)`,
+  RMSprop and the cross-entropy ignoring padding, batches of 64, its 30 epochs
+  cut by the same wall-clock budget; its greedy `decode_sequence` (20 words at
+  most), batched. Its outputs are lower-case and without punctuation by design.
 
-The test split is scored with sacrebleu (BLEU and chrF on the strings), with
-two stutter measures: the share of outputs with a word repeated 3+ times in a
+The test split is scored with sacrebleu (BLEU and chrF on the strings, against
+the references as they are: what a user gets), "BLEU (normalised)" (BLEU after
+lower-casing and deleting `string.punctuation` and "¿¡" in outputs and
+references alike, which does not count the keras-io recipe's design against
+it), and two stutter measures: the share of outputs with a word repeated 3+ times in a
 row, a word 2- or 3-gram repeated back to back, or a piece repeated 3+ times
 inside a word; and the share of word 4-grams that occur earlier in the same
 output.
@@ -53,12 +84,16 @@ output.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import io
 import json
 import os
 import re
+import string
 import subprocess
 import sys
 import time
+import zipfile
 
 SATED_REPOSITORY = "mihirkhandekar/seq2seq-meminf"
 SATED_FOLDER = "sated-release-0.9.0"
@@ -166,6 +201,131 @@ def prepare(mirror: str, out: str, pairs: list[str]) -> None:
         handle.write("\n".join(lines) + "\n")
 
 
+def _write_corpus(out: str, name: str, rows: list[tuple[str, str]], provenance: list[str]) -> str:
+    """Writes `out/name/pairs.tsv` and `out/name/PROVENANCE.md`; returns the TSV path."""
+    if not rows:
+        raise ValueError(f"--name {name}: no pairs to write (every line was empty or malformed)")
+    folder = os.path.join(out, name)
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "pairs.tsv")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.writelines(f"{s}\t{t}\n" for s, t in rows)
+    lines = [f"# {name}", "", *provenance, "", f"{len(rows)} pairs."]
+    with open(os.path.join(folder, "PROVENANCE.md"), "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+    print(f"{name}: {len(rows)} pairs -> {path}")
+    return path
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def read_anki(path: str) -> tuple[list[tuple[str, str]], str]:
+    """Pairs of an Anki/Tatoeba file (`.txt`, or a `.zip` holding one); returns (pairs, member).
+
+    Each line holds 2 or 3 tab-separated columns (English, translation,
+    attribution); the first two are the pair. In a zip, the largest `.txt`
+    member that is not `_about.txt` is read. Empty lines are skipped; other
+    lines without two non-empty columns raise one short error.
+    """
+    with open(path, "rb") as handle:
+        data = handle.read()
+    member = ""
+    if zipfile.is_zipfile(io.BytesIO(data)):
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            texts = [
+                info
+                for info in archive.infolist()
+                if info.filename.endswith(".txt")
+                and not os.path.basename(info.filename).startswith("_")
+            ]
+            if not texts:
+                raise ValueError(f"--anki {path}: the zip holds no .txt file of pairs")
+            member = max(texts, key=lambda info: info.file_size).filename
+            data = archive.read(member)
+    text = data.decode("utf-8-sig").replace("\r\n", "\n")
+    rows, bad = [], []
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        columns = line.split("\t")
+        if len(columns) not in (2, 3) or not columns[0].strip() or not columns[1].strip():
+            bad.append(number)
+            continue
+        rows.append((columns[0].strip(), columns[1].strip()))
+    if bad:
+        where = f"{path}" + (f" ({member})" if member else "")
+        raise ValueError(
+            f"--anki {where}: {len(bad)} line(s) are not 2 or 3 tab-separated columns with "
+            f"text in the first two, e.g. line(s) {', '.join(map(str, bad[:5]))}; "
+            "fix or remove them"
+        )
+    return rows, member
+
+
+def prepare_anki(path: str, out: str, name: str) -> str:
+    """Writes `out/name/pairs.tsv` from an Anki/Tatoeba file or zip (see `read_anki`)."""
+    rows, member = read_anki(path)
+    with open(path, "rb") as handle:
+        digest = _sha256(handle.read())
+    source = f"{os.path.basename(path)}" + (f", member {member}" if member else "")
+    provenance = [
+        f"Anki/Tatoeba layout: {source} (sha256 {digest}).",
+        "First two tab-separated columns kept (English, translation); the text is unchanged.",
+    ]
+    return _write_corpus(out, name, rows, provenance)
+
+
+def prepare_moses(files: list[str], langs: list[str], out: str, name: str) -> str:
+    """Writes `out/name/pairs.tsv` from line-aligned Moses-tokenised `SRC TGT` file pairs.
+
+    The files are pooled in order; `moses_detokenize` undoes the tokenisation
+    (with `langs` = source and target language codes); pairs with an empty side
+    or a tab are dropped.
+    """
+    if len(files) % 2:
+        raise ValueError(
+            f"--moses {' '.join(files)}: give files in SRC TGT pairs (got {len(files)} files)"
+        )
+    if len(langs) != 2:
+        raise ValueError(f"--langs {' '.join(langs)}: give two language codes, e.g. --langs en es")
+    src_lang, tgt_lang = langs
+    rows, provenance = [], ["Moses-tokenised line-aligned files, pooled, tokenisation undone:"]
+    for src_path, tgt_path in zip(files[::2], files[1::2], strict=True):
+        sides = []
+        for side in (src_path, tgt_path):
+            with open(side, "rb") as handle:
+                data = handle.read()
+            provenance.append(f"- {os.path.basename(side)} (sha256 {_sha256(data)})")
+            sides.append(data.decode("utf-8-sig").replace("\r\n", "\n").rstrip("\n").split("\n"))
+        if len(sides[0]) != len(sides[1]):
+            raise ValueError(
+                f"--moses {src_path} {tgt_path}: {len(sides[0])} and {len(sides[1])} lines; "
+                "the two files of a pair must be line-aligned"
+            )
+        for s, t in zip(*sides, strict=True):
+            s, t = moses_detokenize(s, src_lang), moses_detokenize(t, tgt_lang)
+            if s and t and "\t" not in s + t:
+                rows.append((s, t))
+    return _write_corpus(out, name, rows, provenance)
+
+
+def corpus_path(corpora: str, name: str) -> str:
+    """`corpora/name/pairs.tsv`, or else `corpora/sated_name/pairs.tsv` (the SATED layout)."""
+    candidates = [
+        os.path.join(corpora, name, "pairs.tsv"),
+        os.path.join(corpora, f"sated_{name}", "pairs.tsv"),
+    ]
+    for path in candidates:
+        if os.path.isfile(path):
+            return path
+    raise FileNotFoundError(
+        f"--pairs {name}: neither {candidates[0]} nor {candidates[1]} exists; "
+        "write it with `prepare` or check --corpora"
+    )
+
+
 # --------------------------------------------------------------------------- metrics
 
 
@@ -209,12 +369,28 @@ def repeat_rates(outputs: list[str]) -> dict[str, float]:
     }
 
 
+_PUNCTUATION = str.maketrans("", "", string.punctuation + "¿¡")
+
+
+def normalise(text: str) -> str:
+    """Lower-cased, `string.punctuation` and "¿¡" deleted, spaces collapsed.
+
+    >>> normalise("¿Dónde está   la estación? ¡Ya!")
+    'dónde está la estación ya'
+    """
+    return " ".join(text.lower().translate(_PUNCTUATION).split())
+
+
 def score(hypotheses: list[str], references: list[str]) -> dict[str, float]:
+    """BLEU and chrF on the strings, BLEU on `normalise`d strings, stutter and length ratio."""
     import sacrebleu
 
     result = {
         "bleu": sacrebleu.corpus_bleu(hypotheses, [references]).score,
         "chrf": sacrebleu.corpus_chrf(hypotheses, [references]).score,
+        "bleu_normalised": sacrebleu.corpus_bleu(
+            [normalise(h) for h in hypotheses], [[normalise(r) for r in references]]
+        ).score,
     }
     result.update(repeat_rates(hypotheses))
     lengths = [len(h.split()) for h in hypotheses]
@@ -479,7 +655,8 @@ def translate_all(translator, texts, *, beam_size, alpha, batch_size=64):
 
 def _fmt(row):
     return (
-        f"BLEU {row['bleu']:.2f} chrF {row['chrf']:.2f} stutter {row['stutter']:.3f} "
+        f"BLEU {row['bleu']:.2f} chrF {row['chrf']:.2f} "
+        f"BLEU-normalised {row['bleu_normalised']:.2f} stutter {row['stutter']:.3f} "
         f"rep4 {row['repeated_4grams']:.3f} len {row['length_ratio']:.2f}"
     )
 
@@ -490,6 +667,10 @@ def run(args) -> None:
     from keras_transformer.data.tasks.tsv import tsv_task
 
     budget = parse_duration(args.budget)
+    try:  # every corpus is found before any training starts
+        paths = {pair: corpus_path(args.corpora, pair) for pair in args.pairs}
+    except FileNotFoundError as error:
+        raise SystemExit(f"run: {error}") from None
     os.makedirs(args.out, exist_ok=True)
     log_lines = []
 
@@ -502,7 +683,7 @@ def run(args) -> None:
     log(f"TensorFlow {tf.__version__}, {budget:.0f} s of training (wall clock) per recipe")
     results = {}
     for pair in args.pairs:
-        path = os.path.join(args.corpora, f"sated_{pair}", "pairs.tsv")
+        path = paths[pair]
         task = tsv_task(path=path, seed=args.seed)  # the split train --task tsv makes
         test = task.validation if args.split == "validation" else task.test
         test = test[: args.limit_test] if args.limit_test else test
@@ -526,6 +707,20 @@ def run(args) -> None:
                     rows[name] = {"beam_size": beam, **score(outputs, references)}
                     rows[name]["decode_seconds"] = round(time.perf_counter() - start, 1)
                     rows[name]["examples"] = outputs[:5]
+            elif recipe == "kerasio":
+                kerasio = _kerasio_recipe()
+                bundle, info = kerasio.train_kerasio(
+                    task.train, task.validation, budget, seed=args.seed, log=log
+                )
+                start = time.perf_counter()
+                outputs = kerasio.kerasio_translate(bundle, sources)
+                rows["greedy"] = {"beam_size": 1, **score(outputs, references)}
+                rows["greedy"]["decode_seconds"] = round(time.perf_counter() - start, 1)
+                rows["greedy"]["examples"] = outputs[:5]
+                alone = [kerasio._clean(kerasio.decode_one(bundle, s)) for s in sources[:3]]
+                same = alone == outputs[:3]
+                info["batched_equals_one_by_one"] = same
+                log(f"  kerasio: batched decoding == the example's loop on 3 sentences: {same}")
             else:
                 bundle, info = train_tutorial(
                     task.train, task.validation, budget, seed=args.seed, log=log
@@ -549,15 +744,30 @@ def run(args) -> None:
         handle.write("\n".join(log_lines) + "\n")
 
 
+RECIPES = ("tutorial", "kerasio", "ours")
+"""The recipes `run` trains, in the order of the table."""
+
+
+def _kerasio_recipe():
+    """`benchmarks/kerasio_recipe.py`, imported from beside this file (TensorFlow loads then)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    import kerasio_recipe
+
+    return kerasio_recipe
+
+
 def table(results, budget, split="test") -> str:
     lines = [
         f"{split.capitalize()} split, {budget / 60:.0f} min of training (wall clock) per recipe",
         "",
-        "| corpus | recipe | params | epochs | decoding | BLEU | chrF | stutter | repeated 4-grams |",
-        "|---|---|---:|---:|---|---:|---:|---:|---:|",
+        "| corpus | recipe | params | epochs | decoding | BLEU | chrF | BLEU (normalised) "
+        "| stutter | repeated 4-grams |",
+        "|---|---|---:|---:|---|---:|---:|---:|---:|---:|",
     ]
     for pair, entry in results.items():
-        for recipe in ("tutorial", "ours"):
+        for recipe in RECIPES:
             if recipe not in entry:
                 continue
             info = entry[recipe]["train"]
@@ -565,6 +775,7 @@ def table(results, budget, split="test") -> str:
                 lines.append(
                     f"| {pair} | {recipe} | {info['parameters'] / 1e6:.1f}M | {info['epochs']} | "
                     f"{name} | {row['bleu']:.1f} | {row['chrf']:.1f} | "
+                    f"{row['bleu_normalised']:.1f} | "
                     f"{row['stutter']:.3f} | {row['repeated_4grams']:.3f} |"
                 )
     return "\n".join(lines)
@@ -588,14 +799,29 @@ def _overrides(settings: list[str]) -> dict:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("prepare", help="write the SATED corpora as TSV files")
-    p.add_argument("--mirror", required=True, help="git directory of mihirkhandekar/seq2seq-meminf")
+    p = sub.add_parser("prepare", help="write corpora as TSV files (SATED, Anki or Moses files)")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--mirror", help="git directory of mihirkhandekar/seq2seq-meminf (SATED)")
+    source.add_argument("--anki", metavar="FILE", help="an Anki/Tatoeba .txt or .zip (with --name)")
+    source.add_argument(
+        "--moses",
+        nargs="+",
+        metavar="FILE",
+        help="line-aligned Moses-tokenised SRC TGT [SRC TGT ...] files (with --langs, --name)",
+    )
     p.add_argument("--out", required=True)
-    p.add_argument("--pairs", nargs="+", default=["en-de", "en-fr", "en-es"])
-    r = sub.add_parser("run", help="train both recipes for the same time and score them")
+    p.add_argument("--pairs", nargs="+", default=["en-de", "en-fr", "en-es"], help="SATED pairs")
+    p.add_argument("--name", help="corpus folder written under --out (--anki, --moses)")
+    p.add_argument("--langs", nargs=2, metavar=("SRC", "TGT"), help="languages of --moses files")
+    r = sub.add_parser("run", help="train the recipes for the same time and score them")
     r.add_argument("--corpora", required=True)
-    r.add_argument("--pairs", nargs="+", default=["en-de", "en-fr"])
-    r.add_argument("--recipes", nargs="+", default=["tutorial", "ours"])
+    r.add_argument(
+        "--pairs",
+        nargs="+",
+        default=["en-de", "en-fr"],
+        help="corpus names: CORPORA/NAME/pairs.tsv or CORPORA/sated_NAME/pairs.tsv",
+    )
+    r.add_argument("--recipes", nargs="+", choices=RECIPES, default=["tutorial", "ours"])
     r.add_argument("--budget", default="8m", help="training time per recipe, e.g. 240s, 8m")
     r.add_argument("--limit-test", type=int, default=0)
     r.add_argument(
@@ -615,7 +841,20 @@ def main(argv=None) -> None:
     r.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     if args.command == "prepare":
-        prepare(args.mirror, args.out, args.pairs)
+        if args.mirror:
+            prepare(args.mirror, args.out, args.pairs)
+            return
+        if not args.name:
+            parser.error("--anki and --moses need --name NAME, e.g. --name anki-en-es")
+        if args.moses and not args.langs:
+            parser.error("--moses needs --langs SRC TGT, e.g. --langs en es")
+        try:
+            if args.anki:
+                prepare_anki(args.anki, args.out, args.name)
+            else:
+                prepare_moses(args.moses, args.langs, args.out, args.name)
+        except (OSError, ValueError) as error:
+            raise SystemExit(f"prepare: {error}") from None
     else:
         run(args)
 
