@@ -101,7 +101,7 @@ def test_notebook_follows_the_tutorial_pattern(path):
 # tf.function retracing messages.
 NOISE = re.compile(
     r"^[IWEF]\d{4} \d\d:\d\d:\d\d|^WARNING: All log messages before absl|oneDNN custom operations"
-    r"|cuda drivers|cuInit|\b\w*Warning: |^WARNING:|retracing",
+    r"|cuda drivers|cuInit|\b\w*Warning: |^WARNING:|^INFO:(tensorflow|absl):|retracing",
     re.M,
 )
 
@@ -129,6 +129,7 @@ def test_noise_pattern_catches_what_the_pages_showed():
         "E0000 00:00:1795639490.3 31902 cuda_executor.cc:1228] failed call to cuInit",
         "/x/keras/src/ops/nn.py:960: UserWarning: You are using a softmax over axis -1",
         "WARNING:tensorflow:5 out of the last 5 calls to <function f> triggered tf.function retracing.",
+        "INFO:tensorflow:Assets written to: runs/exports/translator/1/assets",
     ]
     for line in lines:
         assert NOISE.search(line), line

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 
@@ -70,5 +71,11 @@ def export_translator(
             f"to write version {next_version(export_dir)}."
         )
     module = _ServingModule(translator, beam_size, alpha)
-    tf.saved_model.save(module, path, signatures={"serving_default": module.serve})
+    tf_logger = tf.get_logger()  # the save logs "Assets written to: ..." at INFO
+    level = tf_logger.level
+    tf_logger.setLevel(max(level, logging.WARNING))
+    try:
+        tf.saved_model.save(module, path, signatures={"serving_default": module.serve})
+    finally:
+        tf_logger.setLevel(level)
     return path

@@ -100,6 +100,27 @@ def test_versions_increase_and_are_never_overwritten(varied_run, exported):
         export_translator(translator, exported, version=0)
 
 
+def test_export_logs_nothing_even_with_tensorflow_logging_at_info(varied_run, tmp_path):
+    import logging
+
+    import tensorflow as tf
+
+    records = []
+    handler = logging.Handler(logging.DEBUG)
+    handler.emit = records.append
+    tf_logger = tf.get_logger()
+    level = tf_logger.level
+    tf_logger.setLevel(logging.INFO)  # as a notebook kernel may leave it
+    tf_logger.addHandler(handler)
+    try:
+        export_translator(Translator.from_run_dir(varied_run), tmp_path)
+        assert tf_logger.level == logging.INFO  # restored
+    finally:
+        tf_logger.removeHandler(handler)
+        tf_logger.setLevel(level)
+    assert not [r.getMessage() for r in records if r.levelno >= logging.INFO]
+
+
 def test_beam_search_export(varied_run, tmp_path):
     translator = Translator.from_run_dir(varied_run)
     path = export_translator(translator, tmp_path, beam_size=3)
