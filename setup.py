@@ -16,6 +16,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 TUTORIALS = pathlib.Path(__file__).resolve().parent / "tutorials"
+NOTEBOOKS = "[0-9][0-9]_*.ipynb"
 PACKAGED = ("keras_transformer", "course", "tutorials")
 
 
@@ -25,7 +26,7 @@ class BuildPyWithTutorials(build_py):
         if getattr(self, "editable_mode", False):
             link_tutorials_into_clone()
             return
-        notebooks = sorted(TUTORIALS.glob("[0-9][0-9]_*.ipynb"))
+        notebooks = sorted(TUTORIALS.glob(NOTEBOOKS))
         if not notebooks:
             raise FileNotFoundError(
                 f"no tutorial notebook in {TUTORIALS}: build from a clone or from an sdist "
@@ -48,8 +49,10 @@ def link_tutorials_into_clone() -> None:
         shutil.rmtree(target)
     try:
         target.symlink_to(os.path.relpath(TUTORIALS, target.parent), target_is_directory=True)
-    except OSError:  # no symbolic links (Windows without the right): a copy, refreshed per install
-        shutil.copytree(TUTORIALS, target, ignore=shutil.ignore_patterns("*.ipynb_checkpoints"))
+    except OSError:  # no symbolic links (Windows without the right): the notebooks the wheel holds
+        target.mkdir(parents=True)
+        for path in sorted(TUTORIALS.glob(NOTEBOOKS)):
+            shutil.copy2(path, target / path.name)
 
 
 setup(cmdclass={"build_py": BuildPyWithTutorials})
