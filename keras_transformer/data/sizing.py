@@ -5,9 +5,10 @@ Pure functions (no TensorFlow). `corpus_stats(pairs)` measures a parallel corpus
 the run (model, schedule, epochs) is `training.planning`'s; the measurements behind both rules
 are in docs/performance.md ("Sizing a run from its corpus").
 
-**Vocabulary** (`choose_vocab_size`): one WordPiece vocabulary shared by both sides, of
+**Vocabulary** (`choose_vocab_size`): a WordPiece vocabulary for each side, of
 `8000 * sqrt(words / 700_000)` pieces (`words` counts both sides), rounded to 500 and kept in
-[1000, 32000]: smaller vocabularies for less data (Sennrich & Zhang, 2019).
+[1000, 32000]: smaller vocabularies for less data (Sennrich & Zhang, 2019). The plan then caps it
+by what the model can afford (`training.planning.plan_vocab_size`).
 
 **Length** (`max_length_from_tokens`): once the vocabularies are learnt, the measured pieces
 of the training pairs decide: the smallest length, rounded up to 8 and kept in [16, 256], that
@@ -117,7 +118,8 @@ def check_stats(stats: CorpusStats) -> CorpusStats:
 
 
 def choose_vocab_size(stats: CorpusStats) -> int:
-    """Shared vocabulary size: `8000 * sqrt(words / 700k)`, rounded to 500, in [1000, 32000].
+    """Vocabulary size the data asks for: `8000 * sqrt(words / 700k)`, rounded to 500, in
+    [1000, 32000] (the plan caps it by the model: `training.planning.plan_vocab_size`).
 
     >>> choose_vocab_size(corpus_stats([("a b", "c d")] * 175_000))  # 700k words
     8000

@@ -64,7 +64,7 @@ def test_plan_with_a_budget_scales_the_steps_with_the_budget():
     assert short.epochs == 1000  # the budget stops training, not the epochs
     assert short.warmup_steps == choose_warmup(short.estimated_steps)
     assert short.warmup_steps < short.estimated_steps
-    assert (short.num_layers, short.d_model, short.vocab_size) == (2, 64, 4500)
+    assert (short.num_layers, short.d_model, short.vocab_size) == (2, 64, 3500)  # tiny's cap
     assert short.peak_learning_rate == pytest.approx(7e-4 * 2**0.5, rel=1e-3)
     assert short.budget_seconds == 300.0
 
@@ -98,3 +98,19 @@ def test_schedule_plan_is_returned_and_the_config_left_alone():
     assert config.warmup_steps is None  # nothing written behind the caller
     given = SimpleNamespace(time_budget=None, epochs=4, warmup_steps=7, d_model=128)
     assert planning.plan_schedule(given, 250, 1000.0).warmup_steps == 7
+
+
+def test_vocabulary_is_the_corpus_size_capped_by_what_the_rung_can_afford():
+    # The output projection of the chosen size costs at most what its layers cost.
+    for size in MODEL_SIZES:
+        cap = planning.vocab_cap(size)
+        layers = planning.layer_multiply_adds(size.num_layers, size.d_model, size.dff)
+        assert size.d_model * cap <= layers < size.d_model * (cap + 500)  # the largest such
+    # 95k Anki-sized corpus (about 1.2M words): the data asks 10,500, the 2 x 64 rung affords 3,500.
+    anki = corpus_stats(_corpus(95_000, 6, 6))
+    plan = plan_training(anki, budget_seconds=600)
+    assert (plan.d_model, plan.vocab_size) == (64, 3500)
+    # A small corpus keeps its own (smaller) size; a larger rung affords a larger vocabulary.
+    assert plan_training(corpus_stats(_corpus(300, 5, 5))).vocab_size == 1000
+    ted = plan_training(corpus_stats(_corpus(6000, 18, 19)), budget_seconds=10 * 3600)
+    assert (ted.d_model, ted.vocab_size) == (128, 4500)
