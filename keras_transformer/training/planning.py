@@ -137,8 +137,8 @@ def vocab_cap(size: ModelSize) -> int:
     """The largest vocabulary for a rung: its output projection (`d_model * vocab` multiply-adds
     a target token) costs at most what its layers cost; rounded down to 500, at least 1000.
 
-    >>> [vocab_cap(size) for size in MODEL_SIZES]
-    [3500, 10500, 28500, 86000]
+    >>> tuple(vocab_cap(size) for size in MODEL_SIZES)
+    (3500, 10500, 28500, 86000)
     """
     per_piece = layer_multiply_adds(size.num_layers, size.d_model, size.dff) / size.d_model
     return int(max(1000, 500 * math.floor(per_piece / 500)))
