@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from keras_transformer.data.sizing import corpus_stats
+from keras_transformer.data.sizing import choose_vocab_size, corpus_stats
 from keras_transformer.training import planning
 from keras_transformer.training.planning import (
     MODEL_SIZES,
@@ -106,8 +106,9 @@ def test_vocabulary_is_the_corpus_size_capped_by_what_the_rung_can_afford():
         cap = planning.vocab_cap(size)
         layers = planning.layer_multiply_adds(size.num_layers, size.d_model, size.dff)
         assert size.d_model * cap <= layers < size.d_model * (cap + 500)  # the largest such
-    # 95k Anki-sized corpus (about 1.2M words): the data asks 10,500, the 2 x 64 rung affords 3,500.
+    # 95k Anki-sized corpus (1.14M words): the data asks 10,000, the 2 x 64 rung affords 3,500.
     anki = corpus_stats(_corpus(95_000, 6, 6))
+    assert choose_vocab_size(anki) == 10_000
     plan = plan_training(anki, budget_seconds=600)
     assert (plan.d_model, plan.vocab_size) == (64, 3500)
     # A small corpus keeps its own (smaller) size; a larger rung affords a larger vocabulary.
