@@ -122,6 +122,9 @@ def train(config: TrainConfig) -> dict:
         jit_compile_resolved=xla,
         mixed_precision_resolved=precision,
         num_replicas=replicas,
+        # The task's own labels: --source-lang/--target-lang apply to --task numbers only.
+        source_lang=task.source_lang,
+        target_lang=task.target_lang,
         sized_from_data=_recorded(sized, config),
         planned_steps=None if schedule is None else schedule.total_steps,
         **recipe.config_extra,

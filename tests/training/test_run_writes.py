@@ -79,3 +79,6 @@ def test_a_ten_pair_tsv_trains_with_a_warning(tmp_path):
     messages = " ".join(str(w.message) for w in caught)
     assert "only 10 distinct sources" in messages and "incomplete batches" in messages
     assert metrics["num_test"] == 1 and (tmp_path / "run" / "model.keras").exists()
+    # config.json names the task's sides, not the --target-lang default of --task numbers
+    recorded = json.loads((tmp_path / "run" / "config.json").read_text(encoding="utf-8"))
+    assert (recorded["source_lang"], recorded["target_lang"]) == ("source", "target")
