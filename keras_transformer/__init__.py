@@ -6,7 +6,7 @@ TensorFlow nor matplotlib); call `register()` before loading a saved model with 
 
 import importlib
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 SUBMODULES = (
     "analysis",

@@ -12,3 +12,8 @@ class DamagedRunError(UserInputError):
 
 class MissingExtraError(ImportError):
     """An optional dependency is missing; the message names the `pip install` that adds it."""
+
+
+class OldWeightsLayoutError(UserInputError):
+    """A model saved by an older keras_transformer whose layers stored their weights under other
+    names; the message names the version and what to do."""

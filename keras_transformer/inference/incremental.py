@@ -74,7 +74,7 @@ class IncrementalDecoder:
             num_encoder = sum(1 for n in names if n.startswith("encoder_layer_"))
             last = names.get("encoder_final_norm") or names[f"encoder_layer_{num_encoder - 1}"]
             self.encoder = keras.Model(model.input["source"], last.output)
-        attention = self.layers[0].self_attention
+        attention = self.layers[0].self_attention.attention  # the block's MultiHeadAttention
         self.num_heads, self.key_dim = attention.num_heads, attention.key_dim
 
     def encode(self, source):
@@ -136,14 +136,12 @@ class IncrementalDecoder:
             # Attend over the index + 1 positions filled so far (XLA: the whole static buffer).
             cache = full if self.static_shapes else full[:, :, : index + 1]
             cross = state["cross"][i] if self.has_encoder else None
-            x, cache = layer(
+            x, cache = layer.call_with_cache(
                 x,
-                None,
-                context_padding_mask=source_mask,
                 self_attention_cache=cache,
-                cross_attention_cache=cross,
                 cache_update_index=index,
-                training=False,
+                cross_attention_cache=cross,
+                context_padding_mask=source_mask,
             )
             if not self.static_shapes:
                 cache = tf.concat([cache, full[:, :, index + 1 :]], axis=2)

@@ -10,6 +10,7 @@ import keras
 import tensorflow as tf
 
 from keras_transformer.data import WordPieceTokenizer, encode_source
+from keras_transformer.errors import OldWeightsLayoutError
 from keras_transformer.inference.incremental import IncrementalDecoder, _is_int, position_limit
 from keras_transformer.inference.search import beam_search, greedy_search
 from keras_transformer.runs import run_files
@@ -137,6 +138,8 @@ class Translator(tf.Module):
         config = json.loads(config_path.read_text()) if config_path.is_file() else {}
         try:
             model = keras.models.load_model(files["model"], safe_mode=True, compile=False)
+        except OldWeightsLayoutError as error:  # saved by an older version: say which, once
+            raise OldWeightsLayoutError(f"{files['model']}: {error}") from None
         except Exception as error:  # corrupted or foreign file: say which and why
             raise ValueError(
                 f"could not load {files['model']}: {type(error).__name__}: "

@@ -7,6 +7,7 @@ from keras_transformer.layers.attention_blocks import CrossAttention, SelfAttent
 from keras_transformer.layers.decoder_layer import DecoderLayer
 from keras_transformer.layers.encoder_layer import EncoderLayer
 from keras_transformer.layers.feed_forward import FeedForward
+from keras_transformer.layers.feed_forward_block import FeedForwardBlock
 from keras_transformer.layers.in_batch_similarity import InBatchSimilarity
 from keras_transformer.layers.padding_mask import PaddingMask
 from keras_transformer.layers.positional_embedding import PositionalEmbedding, positional_encoding
@@ -19,6 +20,7 @@ __all__ = [
     "DecoderLayer",
     "EncoderLayer",
     "FeedForward",
+    "FeedForwardBlock",
     "InBatchSimilarity",
     "MultiHeadAttention",
     "PaddingMask",

@@ -1,4 +1,8 @@
-"""Self- and cross-attention sub-layers: attention, dropout, then `AddNorm` (3.1, 5.4)."""
+"""The attention sub-layers of section 3.1: attention, dropout (5.4), then `AddNorm`.
+
+`SelfAttention` (global in the encoder, causal in the decoder) and `CrossAttention` are the
+blocks `EncoderLayer` and `DecoderLayer` are made of; `FeedForwardBlock` is the third kind.
+"""
 
 import keras
 from keras import ops
@@ -9,7 +13,7 @@ from keras_transformer.layers.attention import MultiHeadAttention
 
 
 class _AttentionBlock(keras.layers.Layer):
-    """Shared constructor, build, call and config of the two attention blocks."""
+    """What the two attention blocks share: arguments, sub-layers and config."""
 
     def __init__(
         self,
@@ -30,38 +34,19 @@ class _AttentionBlock(keras.layers.Layer):
         self.dropout, self.attention_dropout = dropout, attention_dropout
         self.supports_masking = True
 
-    def _build_block(self, input_shape, kv_shape):
+    def _build_block(self, inputs_shape, context_shape):
         key_dim = self.key_dim
-        if key_dim is None:
-            check_divisible(input_shape[-1], self.num_heads)
-            key_dim = input_shape[-1] // self.num_heads
+        if key_dim is None:  # section 3.2.2: the heads split d_model
+            check_divisible(inputs_shape[-1], self.num_heads)
+            key_dim = inputs_shape[-1] // self.num_heads
         dtype = self.dtype_policy
         self.attention = MultiHeadAttention(
             self.num_heads, key_dim, dropout=self.attention_dropout, dtype=dtype, name="attention"
         )
-        self.attention.build(input_shape, kv_shape)
+        self.attention.build(inputs_shape, context_shape)
         self.dropout_layer = keras.layers.Dropout(self.dropout, dtype=dtype, name="dropout")
         self.add_norm = AddNorm(norm_first=self.norm_first, dtype=dtype, name="add_norm")
-        self.add_norm.build(input_shape)
-
-    def _attend(self, inputs, value, padding_mask, training, causal, scores, cache, index=None):
-        """Attention over `value` (None: self) wrapped in Add & Norm; extra outputs follow."""
-        h = self.add_norm.normalize_input(inputs)
-        # (batch, 1, kv_len)
-        mask = None if padding_mask is None else ops.expand_dims(ops.cast(padding_mask, "bool"), 1)
-        results = self.attention(
-            h,
-            h if value is None else value,  # unused when a cache is given
-            attention_mask=mask,
-            return_attention_scores=scores,
-            training=training,
-            use_causal_mask=causal,
-            cache=cache,
-            cache_update_index=index,
-        )
-        results = results if isinstance(results, tuple) else (results,)
-        output = self.add_norm(inputs, self.dropout_layer(results[0], training=training))
-        return output if len(results) == 1 else (output, *results[1:])
+        self.add_norm.build(inputs_shape)
 
     def get_config(self):
         names = ("num_heads", "key_dim", "dropout", "attention_dropout", "norm_first")
@@ -70,10 +55,13 @@ class _AttentionBlock(keras.layers.Layer):
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
 class SelfAttention(_AttentionBlock):
-    """Self-attention sub-layer: every position attends to the sequence itself.
+    r"""Self-attention block: $\mathrm{AddNorm}(x, \mathrm{Dropout}(\mathrm{MultiHead}(x, x, x)))$.
 
-    Global (encoder) or `causal` (decoder: position `t` sees only `<= t`; 3.2.3).
-    Masking: `padding_mask` gives padded keys weight 0; their outputs are meaningless.
+    Section 3.2.3: every position attends to the sequence itself; global in the encoder, or
+    `causal` in the decoder (position `t` sees only positions `<= t`). The block owns its
+    `attention` (`MultiHeadAttention`), its residual dropout (section 5.4) and its `add_norm`.
+    Masking: `padding_mask` gives padded keys weight 0; the outputs at padded positions are
+    meaningless and never read by real positions.
 
     Args:
         num_heads, key_dim: attention heads; size per head (default `d_model // num_heads`).
@@ -96,15 +84,15 @@ class SelfAttention(_AttentionBlock):
     (2, 5, 8)
 
     Reference:
-        Vaswani et al., "Attention Is All You Need", 2017, sections 3.2.3, 5.4.
+        Vaswani et al., "Attention Is All You Need", 2017, sections 3.1, 3.2.3, 5.4.
     """
 
     def __init__(self, num_heads: int, causal: bool = False, **kwargs):
         super().__init__(num_heads, **kwargs)
         self.causal = causal
 
-    def build(self, input_shape):
-        self._build_block(input_shape, input_shape)
+    def build(self, inputs_shape):
+        self._build_block(inputs_shape, inputs_shape)
 
     def call(
         self,
@@ -115,10 +103,21 @@ class SelfAttention(_AttentionBlock):
         cache=None,
         cache_update_index=None,
     ):
-        scores = return_attention_scores
-        return self._attend(
-            inputs, None, padding_mask, training, self.causal, scores, cache, cache_update_index
-        )
+        x = self.add_norm.normalize_input(inputs)  # pre-LN: LayerNorm(x); post-LN: x
+        attended, *extra = _as_tuple(
+            self.attention(
+                x,
+                x,
+                attention_mask=_key_mask(padding_mask),
+                use_causal_mask=self.causal,
+                return_attention_scores=return_attention_scores,
+                training=training,
+                cache=cache,
+                cache_update_index=cache_update_index,
+            )
+        )  # extra: [scores (batch, num_heads, seq_len, kv_len)], [cache]
+        output = self.add_norm(inputs, self.dropout_layer(attended, training=training))
+        return output if not extra else (output, *extra)
 
     def get_config(self):
         return {**super().get_config(), "causal": self.causal}
@@ -126,9 +125,11 @@ class SelfAttention(_AttentionBlock):
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
 class CrossAttention(_AttentionBlock):
-    """Cross-attention sub-layer: decoder positions attend to the encoder output.
+    r"""Cross-attention block: $\mathrm{AddNorm}(x, \mathrm{Dropout}(\mathrm{MultiHead}(x, c, c)))$.
 
-    Section 3.2.3: queries from the decoder, keys and values from `context`.
+    Section 3.2.3: the queries come from the decoder stream `x` (the output of the decoder's
+    self-attention block), the keys and values from the encoder output `context`. The block
+    owns its `attention`, its residual dropout and its `add_norm`.
     Masking: `context_padding_mask` (`True` on real tokens) gives padded sources weight 0.
 
     Args:
@@ -139,7 +140,7 @@ class CrossAttention(_AttentionBlock):
         context: encoder output `(batch, src_len, d_model)`; `None` with a `cache`.
         context_padding_mask, training: optional bool `(batch, src_len)`; dropout active.
         return_attention_scores: also return `(batch, num_heads, tgt_len, src_len)`.
-        cache: `compute_cache(context)`, `(batch, 2, src_len, num_heads, key_dim)`.
+        cache: `compute_cache(context)`, `(batch, 2, src_len, num_heads, key_dim)`, read only.
 
     Returns:
         `(batch, tgt_len, d_model)`, plus the scores if asked.
@@ -152,7 +153,7 @@ class CrossAttention(_AttentionBlock):
     ((2, 3, 8), (2, 2, 3, 6))
 
     Reference:
-        Vaswani et al., "Attention Is All You Need", 2017, section 3.2.3.
+        Vaswani et al., "Attention Is All You Need", 2017, sections 3.1, 3.2.3, 5.4.
     """
 
     def build(self, inputs_shape, context_shape=None):
@@ -167,13 +168,29 @@ class CrossAttention(_AttentionBlock):
         return_attention_scores=False,
         cache=None,
     ):
-        results = self._attend(
-            inputs, context, context_padding_mask, training, False, return_attention_scores, cache
-        )
-        if cache is None:
-            return results
-        return results[:2] if return_attention_scores else results[0]  # drop the cache
+        x = self.add_norm.normalize_input(inputs)
+        attended, *extra = _as_tuple(
+            self.attention(
+                x,  # queries: the decoder stream
+                x if context is None else context,  # keys and values (unused with a cache)
+                attention_mask=_key_mask(context_padding_mask),
+                return_attention_scores=return_attention_scores,
+                training=training,
+                cache=cache,  # read only: no cache_update_index
+            )
+        )  # extra: [scores (batch, num_heads, tgt_len, src_len)], [cache, unchanged]
+        output = self.add_norm(inputs, self.dropout_layer(attended, training=training))
+        return (output, extra[0]) if return_attention_scores else output
 
     def compute_cache(self, context):
         """Keys and values of `context`, `(batch, 2, src_len, num_heads, key_dim)`, for reuse."""
         return self.attention.compute_cache(context)
+
+
+def _key_mask(padding_mask):
+    """Bool `(batch, kv_len)` of real keys -> `(batch, 1, kv_len)`, the same for every query."""
+    return None if padding_mask is None else ops.expand_dims(ops.cast(padding_mask, "bool"), 1)
+
+
+def _as_tuple(results) -> tuple:
+    return results if isinstance(results, tuple) else (results,)

@@ -1,24 +1,21 @@
-"""One layer of the Transformer encoder (section 3.1 of the paper), readable top-down.
-
-Self-attention lives in attention.py, the feed-forward network in feed_forward.py; the residual
-connections and layer normalizations are written out in `EncoderLayer.call`.
-"""
+"""One layer of the Transformer encoder (section 3.1 of the paper): two blocks, top-down."""
 
 import keras
-from keras import ops
 
-from keras_transformer.layers.attention import attention_for
-from keras_transformer.layers.feed_forward import FeedForward
+from keras_transformer.layers._layout import check_weights_layout, weights_layout_config
+from keras_transformer.layers.attention_blocks import SelfAttention
+from keras_transformer.layers.feed_forward_block import FeedForwardBlock
 
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
 class EncoderLayer(keras.layers.Layer):
-    r"""Global self-attention, then a feed-forward network, each with a residual and LayerNorm.
+    r"""A global self-attention block, then a feed-forward block.
 
-    Section 3.1: every position attends to every real position, before and after it. Each
-    sub-layer's output goes through dropout (section 5.4) and is added to its input; post-LN
-    (the paper) normalizes the sum, $\mathrm{LayerNorm}(x + \mathrm{Sublayer}(x))$, pre-LN
-    (`norm_first=True`) the sub-layer's input, $x + \mathrm{Sublayer}(\mathrm{LayerNorm}(x))$.
+    Section 3.1: every position attends to every real position, before and after it
+    (`SelfAttention`), then the same feed-forward network runs at every position
+    (`FeedForwardBlock`). Each block wraps its sub-layer in dropout (section 5.4) and `AddNorm`:
+    post-LN (the paper) $\mathrm{LayerNorm}(x + \mathrm{Sublayer}(x))$, or pre-LN
+    (`norm_first=True`) $x + \mathrm{Sublayer}(\mathrm{LayerNorm}(x))$.
     Masking: padded positions (`padding_mask` False) are never attended to.
 
     Args:
@@ -63,69 +60,43 @@ class EncoderLayer(keras.layers.Layer):
         self.norm_first = norm_first
         self.supports_masking = True
 
-    def build(self, input_shape):
-        d_model, dtype = input_shape[-1], self.dtype_policy
-        # Sub-layer 1: multi-head self-attention, its LayerNorm and its residual dropout.
-        self.self_attention = attention_for(
-            d_model,
+    def build(self, inputs_shape):
+        common = {
+            "dropout": self.dropout,
+            "norm_first": self.norm_first,
+            "dtype": self.dtype_policy,
+        }
+        self.self_attention = SelfAttention(
             self.num_heads,
-            self.key_dim,
-            dropout=self.attention_dropout,
-            dtype=dtype,
+            key_dim=self.key_dim,
+            attention_dropout=self.attention_dropout,
             name="self_attention",
+            **common,
         )
-        self.self_attention.build(input_shape, input_shape)
-        self.self_attention_norm = keras.layers.LayerNormalization(
-            epsilon=1e-6, dtype=dtype, name="self_attention_norm"
+        self.self_attention.build(inputs_shape)
+        self.feed_forward = FeedForwardBlock(
+            self.dff, self.activation, name="feed_forward", **common
         )
-        self.self_attention_norm.build(input_shape)
-        self.self_attention_dropout = keras.layers.Dropout(
-            self.dropout, dtype=dtype, name="self_attention_dropout"
-        )
-        # Sub-layer 2: the position-wise feed-forward network, wrapped the same way.
-        self.feed_forward = FeedForward(self.dff, self.activation, dtype=dtype, name="feed_forward")
-        self.feed_forward.build(input_shape)
-        self.feed_forward_norm = keras.layers.LayerNormalization(
-            epsilon=1e-6, dtype=dtype, name="feed_forward_norm"
-        )
-        self.feed_forward_norm.build(input_shape)
-        self.feed_forward_dropout = keras.layers.Dropout(
-            self.dropout, dtype=dtype, name="feed_forward_dropout"
-        )
+        self.feed_forward.build(inputs_shape)
 
     def call(self, inputs, padding_mask=None, training=None, return_attention_scores=False):
-        # (batch, 1, seq_len): every query may attend to the real keys
-        mask = None if padding_mask is None else ops.expand_dims(padding_mask, 1)
-
-        # Self-attention sub-layer
-        residual = x = inputs  # (batch, seq_len, d_model)
-        if self.norm_first:
-            x = self.self_attention_norm(x)
         x = self.self_attention(
-            x,
-            x,
-            attention_mask=mask,
-            return_attention_scores=return_attention_scores,
+            inputs,  # (batch, seq_len, d_model)
+            padding_mask=padding_mask,
             training=training,
+            return_attention_scores=return_attention_scores,
         )
         if return_attention_scores:
             x, scores = x  # scores: (batch, num_heads, seq_len, seq_len)
-        x = residual + self.self_attention_dropout(x, training=training)
-        if not self.norm_first:
-            x = self.self_attention_norm(x)
-
-        # Feed-forward sub-layer
-        residual = x
-        if self.norm_first:
-            x = self.feed_forward_norm(x)
-        x = self.feed_forward(x)  # (batch, seq_len, d_model)
-        x = residual + self.feed_forward_dropout(x, training=training)
-        if not self.norm_first:
-            x = self.feed_forward_norm(x)
+        x = self.feed_forward(x, training=training)  # (batch, seq_len, d_model)
         return (x, scores) if return_attention_scores else x
 
     def get_config(self):
         names = ("num_heads", "dff", "key_dim", "dropout", "attention_dropout", "norm_first")
         config = {n: getattr(self, n) for n in names}
         config["activation"] = keras.activations.serialize(self.activation)
-        return {**super().get_config(), **config}
+        return {**super().get_config(), **config, **weights_layout_config()}
+
+    @classmethod
+    def from_config(cls, config):
+        return super().from_config(check_weights_layout(cls.__name__, config))

@@ -322,3 +322,58 @@ def test_errors_use_keras_wording(kwargs, message):
     mha = MultiHeadAttention(2, 4)
     with pytest.raises(ValueError, match="except the last one, must be equal"):
         mha.compute_output_shape((2, 4, 8), (2, 3, 8), (2, 5, 8))
+
+
+# ---------------------------------------------------------------- the fused path (issue 36)
+
+
+@pytest.fixture
+def fused():
+    from keras_transformer.layers import attention
+
+    attention.set_fused_attention(True)
+    yield attention
+    attention.set_fused_attention(None)
+
+
+def test_fused_kernel_equals_the_from_scratch_path(fused):
+    q, k, v = (RNG.normal(size=(2, 3, n, 4)).astype("float32") for n in (5, 6, 6))
+    mask = RNG.random((2, 1, 5, 6)) > 0.3
+    mask[1, 0, 2] = False  # a query with no key: 0 on both paths
+    scratch, weights = scaled_dot_product_attention(q, k, v, mask)
+    fast, none = scaled_dot_product_attention(q, k, v, mask, return_weights=False)
+    assert none is None
+    np.testing.assert_allclose(fast, scratch, atol=1e-5)
+    assert np.all(np.asarray(fast)[1, :, 2] == 0.0)
+
+
+def test_fused_kernel_is_used_only_when_the_weights_are_not_requested(fused, monkeypatch):
+    calls = []
+    original = keras.ops.dot_product_attention
+    monkeypatch.setattr(
+        keras.ops, "dot_product_attention", lambda *a, **k: calls.append(1) or original(*a, **k)
+    )
+    x = RNG.normal(size=(2, 4, 8)).astype("float32")
+    mha = MultiHeadAttention(num_heads=2, key_dim=4)
+    with_scores, _ = mha(x, x, use_causal_mask=True, return_attention_scores=True)
+    assert calls == []
+    np.testing.assert_allclose(mha(x, x, use_causal_mask=True), with_scores, atol=1e-5)
+    assert calls == [1]
+
+
+def test_the_cpu_default_runs_the_code_the_student_reads(monkeypatch):
+    monkeypatch.setattr(keras.ops, "dot_product_attention", None)  # would fail if called
+    x = RNG.normal(size=(2, 4, 8)).astype("float32")
+    assert tuple(MultiHeadAttention(num_heads=2, key_dim=4)(x, x).shape) == (2, 4, 8)
+
+
+def test_attention_dropout_is_an_argument_of_the_function():
+    q = RNG.normal(size=(2, 2, 6, 4)).astype("float32")
+    out, w = scaled_dot_product_attention(q, q, q)
+    same, _ = scaled_dot_product_attention(q, q, q, dropout_rate=0.5, training=False)
+    np.testing.assert_array_equal(same, out)
+    dropped, w_train = scaled_dot_product_attention(
+        q, q, q, dropout_rate=0.5, training=True, seed=keras.random.SeedGenerator(1)
+    )
+    assert np.abs(np.asarray(dropped) - np.asarray(out)).max() > 1e-3
+    np.testing.assert_allclose(w_train, w, atol=1e-6)  # weights are returned before dropout

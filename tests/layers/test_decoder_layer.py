@@ -4,7 +4,14 @@ import keras
 import numpy as np
 import pytest
 
-from keras_transformer.layers import DecoderLayer
+from keras_transformer.layers import (
+    AddNorm,
+    CrossAttention,
+    DecoderLayer,
+    FeedForwardBlock,
+    MultiHeadAttention,
+    SelfAttention,
+)
 from tests.helpers import assert_config_round_trip
 
 RNG = np.random.default_rng(0)
@@ -66,11 +73,11 @@ def test_scores_and_cached_steps():
     cache = np.zeros((2, 2, 4, 2, 4), "float32")
     steps = []
     for t in range(4):
-        out, cache = layer(
+        out, cache = layer.call_with_cache(
             x[:, t : t + 1],
             self_attention_cache=cache,
-            cross_attention_cache=cross_cache,
             cache_update_index=t,
+            cross_attention_cache=cross_cache,
         )
         steps.append(np.asarray(out))
     np.testing.assert_allclose(np.concatenate(steps, 1), full, atol=1e-5)
@@ -93,7 +100,23 @@ def test_training_reaches_dropout_and_configs_round_trip():
     assert_config_round_trip(layer, use_cross_attention=False, dropout=0.5)
 
 
-def test_old_config_key_cross_attention_still_loads():
+def test_a_layer_saved_with_the_old_weight_layout_is_refused_in_one_line():
     config = DecoderLayer(num_heads=2, dff=16, use_cross_attention=False).get_config()
-    config["cross_attention"] = config.pop("use_cross_attention")  # as saved before the rename
-    assert DecoderLayer.from_config(config).use_cross_attention is False
+    assert config.pop("weights_layout") == 2
+    config["cross_attention"] = False  # as keras_transformer 0.1 saved it
+    with pytest.raises(ValueError, match=r"saved by keras_transformer 0\.1") as error:
+        DecoderLayer.from_config(config)
+    assert "\n" not in str(error.value) and "pip install keras_transformer==0.1.0" in str(
+        error.value
+    )
+
+
+def test_built_from_the_taught_blocks():
+    layer = DecoderLayer(num_heads=2, dff=16)
+    layer(RNG.normal(size=(1, 3, 8)).astype("float32"), RNG.normal(size=(1, 4, 8)))
+    assert isinstance(layer.self_attention, SelfAttention) and layer.self_attention.causal
+    assert isinstance(layer.cross_attention, CrossAttention)
+    assert isinstance(layer.feed_forward, FeedForwardBlock)
+    blocks = (layer.self_attention, layer.cross_attention, layer.feed_forward)
+    assert all(isinstance(block.add_norm, AddNorm) for block in blocks)
+    assert all(isinstance(b.attention, MultiHeadAttention) for b in blocks[:2])

@@ -76,7 +76,7 @@ def test_training_reaches_dropout_config_and_save_load(tmp_path):
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        (dict(num_heads=0, dff=4), "argument `num_heads`"),
+        (dict(num_heads=0, dff=4), "num_heads=0"),
         (dict(num_heads=2, dff=0), "dff=0"),
         (dict(num_heads=3, dff=4), "d_model=8 must be divisible by num_heads=3"),
     ],
