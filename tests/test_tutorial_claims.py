@@ -16,7 +16,8 @@ The convention (issue 37: tutorial 12's text said 0.678 for an output that print
 - `FIXED` numbers do not come from a run (a constant of the code or of the paper, a fact about
   a corpus), each with the reason.
 
-The markdown of a tutorial and of its stored copy must also be the same, cell for cell.
+The markdown of a tutorial and of its stored copy must also be the same, cell for cell (unless
+the copy ran other code: `test_tutorials.py` reports that, and the re-render fixes both).
 """
 
 from __future__ import annotations
@@ -26,11 +27,16 @@ import json
 import math
 import pathlib
 import re
+import sys
 from collections.abc import Callable
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "docs" / "_hooks"))
+
+import notebook_outputs  # noqa: E402
+
 NOTEBOOKS = sorted((ROOT / "tutorials").glob("[0-9][0-9]_*.ipynb"))
 RENDERED = ROOT / "docs" / "_rendered" / "tutorials"
 
@@ -199,6 +205,9 @@ def test_claims_match_the_stored_full_size_outputs(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
 def test_tutorial_and_stored_copy_have_the_same_prose(path):
     copy = RENDERED / path.name
+    if notebook_outputs.code_cells(copy) != notebook_outputs.code_cells(path):
+        # test_tutorials.py reports the stale copy; its re-render brings the prose along
+        pytest.skip(f"the stored copy of {path.name} ran other code: it awaits a re-render")
     assert _markdown(path) == _markdown(copy), (
         f"{path.name}: edit the markdown of the tutorial and of {copy} alike"
     )
