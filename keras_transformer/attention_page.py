@@ -2,9 +2,14 @@
 
 `write_attention_page(run_dir, text, path)` translates `text` with the run's model and writes a
 page on which a student picks the kind of attention (encoder self, decoder self, cross), the
-layer and the head, and sees the weights between the tokens as a grid; hovering or clicking a
-query token highlights the keys it attends to. The page loads nothing from the network (inline
-script and style, system fonts). The state can be set in the URL: `page.html#kind=cross&layer=0&head=1`.
+layer and the head, and sees the weights between the tokens as a grid. A row of the decoder's
+attention is labelled with the token predicted there (the decoder position that reads `[START]`
+predicts the first word). Hovering works both ways and writes each weight beside its token:
+over a translation token it shows the source tokens read, over a source token the translation
+tokens that read it; in self-attention a token's weight on itself shows too. The page loads
+nothing from the network (inline script and style, system fonts). It opens on the last layer's
+cross-attention (an encoder's on its last layer's self-attention); the URL can choose another
+state: `page.html#kind=cross&layer=0&head=1`.
 
 The model can be a run directory (a translation run of `train`, an encoder run of `train
 --architecture encoder`, or a `pretrain` run), a `Translator` (a model trained in a notebook), or
@@ -28,15 +33,26 @@ KINDS = ("encoder self", "decoder self", "cross")
 
 
 def attention_data(
-    source_tokens: list[str], target_tokens: list[str], weights: dict[str, list[np.ndarray]]
+    source_tokens: list[str],
+    target_tokens: list[str],
+    weights: dict[str, list[np.ndarray]],
+    output_tokens: list[str] | None = None,
 ) -> dict:
     """The page's data: tokens and, per kind, one `(num_heads, q_len, kv_len)` array per layer.
 
+    A decoder position reads its input token (`[START]`, then the tokens already generated) and
+    predicts the next token: row `i` of "decoder self" and "cross" is the position that predicts
+    `output_tokens[i]`, and the page labels it so (labelling it with the input token would put
+    every row one token early). The columns of "decoder self" are the decoder's input tokens.
+
     Args:
         source_tokens: the source pieces (the encoder's positions).
-        target_tokens: the decoder's input pieces (`[START]` and the translation).
+        target_tokens: the decoder's input pieces (`[START]` and the translation but its last
+            token).
         weights: `{"encoder self": [layer_0, ...], "decoder self": [...], "cross": [...]}`, any
             subset (an encoder-only model has "encoder self" only).
+        output_tokens: the pieces the decoder predicts, one per target position (the
+            translation and `[END]`); needed with "decoder self" or "cross".
 
     Returns:
         A JSON-ready dict.
@@ -45,6 +61,10 @@ def attention_data(
     >>> data = attention_data(["a", "b"], [], {"encoder self": [np.full((2, 2, 2), 0.5)]})
     >>> data["kinds"]["encoder self"]["queries"], len(data["kinds"]["encoder self"]["layers"])
     ('source', 1)
+    >>> data = attention_data(["a"], ["[START]", "x"], {"cross": [np.ones((1, 2, 1))]},
+    ...                       output_tokens=["x", "[END]"])
+    >>> data["kinds"]["cross"]["queries"], data["output"]
+    ('output', ['x', '[END]'])
     """
     unknown = sorted(set(weights) - set(KINDS))
     if unknown or not weights:
@@ -52,12 +72,24 @@ def attention_data(
             f"weights must map some of {list(KINDS)} to per-layer arrays; "
             f"received keys {sorted(weights)}"
         )
+    decoding = sorted(set(weights) & {"decoder self", "cross"})
+    output_tokens = list(output_tokens or [])
+    if decoding and len(output_tokens) != len(target_tokens):
+        raise ValueError(
+            f"{', '.join(decoding)} attention needs output_tokens, the token predicted at each "
+            f"of the {len(target_tokens)} decoder positions; received "
+            f"{len(output_tokens)} output tokens"
+        )
     sides = {
         "encoder self": ("source", "source"),
-        "decoder self": ("target", "target"),
-        "cross": ("target", "source"),
+        "decoder self": ("output", "target"),
+        "cross": ("output", "source"),
     }
-    lengths = {"source": len(source_tokens), "target": len(target_tokens)}
+    lengths = {
+        "source": len(source_tokens),
+        "target": len(target_tokens),
+        "output": len(output_tokens),
+    }
     kinds = {}
     for kind in KINDS:
         if kind not in weights:
@@ -75,110 +107,176 @@ def attention_data(
                 )
             layers.append(np.round(layer, 4).tolist())
         kinds[kind] = {"queries": queries, "keys": keys, "layers": layers}
-    return {"source": list(source_tokens), "target": list(target_tokens), "kinds": kinds}
+    return {
+        "source": list(source_tokens),
+        "target": list(target_tokens),
+        "output": output_tokens,
+        "kinds": kinds,
+    }
 
 
 _STYLE = """
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.5em; color: #222; }
-.controls label { margin-right: 1em; }
-.tokens { margin: .6em 0; line-height: 2.2; }
-.tokens b { display: inline-block; width: 7em; }
-.tok { padding: .15em .35em; margin: 0 .1em; border-radius: .3em; border: 1px solid #ccc;
-       cursor: pointer; white-space: pre; }
-.tok.selected { outline: 2px solid #d33; }
-table.grid { border-collapse: collapse; margin-top: 1em; }
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: .8em; color: #222; }
+h1 { font-size: 1.15em; margin: 0 0 .5em; overflow-wrap: anywhere; }
+.controls label { margin-right: 1em; white-space: nowrap; }
+#help { font-size: .9em; margin: .5em 0; }
+.tokens { margin: .3em 0; }
+.tokens b { display: inline-block; width: 7.5em; font-size: .85em; }
+.tok { display: inline-block; padding: .15em .35em; margin: .15em .1em; border-radius: .3em;
+       border: 1px solid #ccc; cursor: pointer; white-space: pre; }
+.tok[data-weight]::after { content: " " attr(data-weight); font-size: .7em; }
+.tok.selected { outline: 2px solid #d33; outline-offset: 1px; }
+.scroll { overflow-x: auto; }
+table.grid { border-collapse: collapse; margin-top: .6em; }
 table.grid td { width: 2.2em; height: 1.6em; border: 1px solid #eee; text-align: center;
                 font-size: .7em; }
-table.grid th { font-weight: normal; font-size: .8em; padding: 0 .3em; white-space: pre; }
+table.grid th { font-weight: normal; font-size: .8em; padding: 0 .3em; white-space: pre;
+                cursor: pointer; }
 table.grid thead th { writing-mode: vertical-rl; text-align: left; }
-tr.selected th { color: #d33; font-weight: bold; }
+table.grid th.selected, table.grid tr.selected th { color: #d33; font-weight: bold; }
+table.grid td.selected, table.grid tr.selected td { outline: 1px solid #d33; }
 """
 
 _SCRIPT = """
 const DATA = JSON.parse(document.getElementById("attention-data").textContent);
 const kindSel = document.getElementById("kind"), layerSel = document.getElementById("layer"),
       headSel = document.getElementById("head");
-let selectedQuery = null;
+const HELP = {
+  "encoder self": "Each row is a source token; it reads every source token, itself included. " +
+    "Hover over a token or a row label to see what it reads; hover over a column label to see " +
+    "which tokens read it.",
+  "decoder self": "Row i is the decoder position that predicts translation token i; it reads the " +
+    "decoder inputs up to its own position ([START] and the tokens already generated). Hover " +
+    "over a translation token to see which inputs it read, or over a decoder input to see which " +
+    "positions read it.",
+  "cross": "Each row is the decoder position that predicts that translation token; the columns " +
+    "are the source tokens. Hover over a translation token to see which source tokens it read, " +
+    "or over a source token to see which translation tokens read it.",
+};
+const NAMES = {source: "source tokens", target: "decoder inputs",
+               output: "translation tokens (each row labelled with the token it predicts)"};
+let pinned = null;  // [role, index] of the last click
 function option(sel, value, label) {
   const o = document.createElement("option"); o.value = value; o.textContent = label; sel.appendChild(o);
 }
-function fillNumbers(sel, count, name) {
-  const keep = sel.value; sel.innerHTML = "";
+function fillNumbers(sel, count, name, preferred) {
+  const keep = preferred !== undefined ? preferred : sel.value; sel.innerHTML = "";
   for (let i = 0; i < count; i++) option(sel, String(i), name + " " + i);
-  if (keep !== "" && Number(keep) < count) sel.value = keep;
+  if (keep !== "" && keep !== null && Number(keep) < count) sel.value = String(keep);
 }
 for (const kind of Object.keys(DATA.kinds)) option(kindSel, kind, kind);
-function current() {
-  const kind = DATA.kinds[kindSel.value];
-  return kind.layers[Number(layerSel.value)][Number(headSel.value)];
+function kindData() { return DATA.kinds[kindSel.value]; }
+function current() { return kindData().layers[Number(layerSel.value)][Number(headSel.value)]; }
+function token(side, i) { return document.querySelector(`.tok[data-side="${side}"][data-index="${i}"]`); }
+function roleOf(side) {  // a token of a self-attention kind is first a query
+  const kind = kindData();
+  return side === kind.queries ? "query" : side === kind.keys ? "key" : null;
 }
-function tokenRow(id, tokens, side) {
-  const row = document.getElementById(id); row.querySelectorAll(".tok").forEach(t => t.remove());
-  tokens.forEach((text, i) => {
+function tokenRow(side) {
+  const row = document.getElementById(side + "-tokens"); if (!row) return;
+  row.querySelectorAll(".tok").forEach(t => t.remove());
+  DATA[side].forEach((text, i) => {
     const span = document.createElement("span"); span.className = "tok"; span.textContent = text;
     span.dataset.side = side; span.dataset.index = i;
-    span.addEventListener("mouseenter", () => highlight(side, i));
-    span.addEventListener("click", () => { selectedQuery = [side, i]; highlight(side, i); });
+    span.addEventListener("mouseenter", () => { const role = roleOf(side); if (role) highlight(role, i); });
+    span.addEventListener("click", () => {
+      const role = roleOf(side); if (role) { pinned = [role, i]; highlight(role, i); }
+    });
     row.appendChild(span);
   });
 }
-function highlight(side, index) {
-  const kind = DATA.kinds[kindSel.value], w = current();
-  document.querySelectorAll(".tok").forEach(t => { t.style.background = ""; t.classList.remove("selected"); });
-  document.querySelectorAll("tr.selected").forEach(r => r.classList.remove("selected"));
-  if (side !== kind.queries) return;
-  document.querySelector(`.tok[data-side="${side}"][data-index="${index}"]`).classList.add("selected");
-  const row = document.querySelector(`tr[data-query="${index}"]`); if (row) row.classList.add("selected");
-  w[index].forEach((value, k) => {
-    const key = document.querySelector(`.tok[data-side="${kind.keys}"][data-index="${k}"]`);
-    if (key && !(kind.keys === side && k === index)) key.style.background = `rgba(40, 90, 200, ${value})`;
+function clear() {
+  document.querySelectorAll(".tok").forEach(t => {
+    t.style.background = ""; t.style.color = ""; t.classList.remove("selected"); delete t.dataset.weight;
   });
-  document.body.dataset.query = index;
+  document.querySelectorAll("#grid .selected").forEach(e => e.classList.remove("selected"));
+  delete document.body.dataset.highlight;
+  fit();
+}
+function paint(element, value) {
+  element.style.background = `rgba(40, 90, 200, ${value})`;
+  element.style.color = value > 0.5 ? "white" : "";
+  element.dataset.weight = value.toFixed(2);
+}
+// role "query": what row `index` reads (its weights over the keys);
+// role "key": who reads column `index` (the weights of every query on it).
+function highlight(role, index) {
+  const kind = kindData(), w = current();
+  clear();
+  if (role === "query") {
+    w[index].forEach((value, k) => { const t = token(kind.keys, k); if (t) paint(t, value); });
+    document.querySelectorAll(`#grid tr[data-query="${index}"]`).forEach(r => r.classList.add("selected"));
+    token(kind.queries, index).classList.add("selected");
+  } else {
+    w.forEach((row, q) => { const t = token(kind.queries, q); if (t) paint(t, row[index]); });
+    document.querySelectorAll(`#grid [data-key="${index}"]`).forEach(c => c.classList.add("selected"));
+    token(kind.keys, index).classList.add("selected");
+  }
+  document.body.dataset.highlight = `${role}:${index}`;
+  fit();  // the weights written beside the tokens can wrap a line
+}
+function fit() {  // inside an <iframe srcdoc>: grow (or shrink) the frame to the page
+  try {
+    const frame = window.frameElement;
+    if (frame) frame.style.height = Math.ceil(document.documentElement.getBoundingClientRect().height + 8) + "px";
+  } catch (error) {}
 }
 function draw() {
-  const kind = DATA.kinds[kindSel.value];
+  const kind = kindData();
   fillNumbers(layerSel, kind.layers.length, "layer");
   fillNumbers(headSel, kind.layers[Number(layerSel.value)].length, "head");
   const w = current(), queries = DATA[kind.queries], keys = DATA[kind.keys];
+  for (const side of ["source", "target", "output"]) {
+    const row = document.getElementById(side + "-tokens");
+    if (row) row.hidden = !DATA[side].length || (side !== kind.queries && side !== kind.keys);
+  }
+  document.getElementById("help").textContent = HELP[kindSel.value];
   const table = document.getElementById("grid"); table.innerHTML = "";
   const head = table.createTHead().insertRow(); head.appendChild(document.createElement("th"));
-  keys.forEach(k => { const th = document.createElement("th"); th.textContent = k; head.appendChild(th); });
+  keys.forEach((k, j) => {
+    const th = document.createElement("th"); th.textContent = k; th.dataset.key = j;
+    th.addEventListener("mouseenter", () => highlight("key", j)); head.appendChild(th);
+  });
   const body = table.createTBody();
   queries.forEach((q, i) => {
     const tr = body.insertRow(); tr.dataset.query = i;
     const th = document.createElement("th"); th.textContent = q; tr.appendChild(th);
+    th.addEventListener("mouseenter", () => highlight("query", i));
     w[i].forEach((value, k) => {
-      const td = tr.insertCell(); td.style.background = `rgba(40, 90, 200, ${value})`;
-      td.title = `${q} -> ${keys[k]}: ${value.toFixed(3)}`;
+      const td = tr.insertCell(); td.dataset.key = k; td.style.background = `rgba(40, 90, 200, ${value})`;
+      td.title = `${q} <- ${keys[k]}: ${value.toFixed(3)}`;
       td.textContent = value >= 0.1 ? value.toFixed(2) : "";
       td.style.color = value > 0.5 ? "white" : "#222";
     });
   });
   document.getElementById("caption").textContent =
     `${kindSel.value} attention, layer ${layerSel.value}, head ${headSel.value}: ` +
-    `rows are the ${kind.queries} tokens (queries), columns the ${kind.keys} tokens (keys); each row sums to 1.`;
+    `rows: the ${NAMES[kind.queries]}; columns: the ${NAMES[kind.keys]}; each row sums to 1.`;
   Object.assign(document.body.dataset, {kind: kindSel.value, layer: layerSel.value, head: headSel.value});
   document.body.dataset.weights = w.map(r => r.map(v => v.toFixed(3)).join(",")).join(";");
-  if (selectedQuery) highlight(...selectedQuery);
+  if (pinned) highlight(...pinned); else clear();
   try {  // inside an <iframe srcdoc> (a notebook's output) the URL may not be writable
     history.replaceState(null, "", `#kind=${encodeURIComponent(kindSel.value)}&layer=${layerSel.value}&head=${headSel.value}`);
   } catch (error) {}
+  fit();
 }
 function fromHash() {
+  // Opens on cross-attention where there is one (what a translation's reader asks about),
+  // in the last layer (the one the output is read from), head 0; the URL can say otherwise.
   const params = new URLSearchParams(location.hash.slice(1));
   const kind = params.get("kind");
-  if (kind && DATA.kinds[kind]) kindSel.value = kind;
-  const layers = DATA.kinds[kindSel.value].layers;
-  fillNumbers(layerSel, layers.length, "layer");
-  if (params.get("layer") !== null && Number(params.get("layer")) < layers.length) layerSel.value = params.get("layer");
-  fillNumbers(headSel, layers[Number(layerSel.value)].length, "head");
+  kindSel.value = kind && DATA.kinds[kind] ? kind : (DATA.kinds.cross ? "cross" : Object.keys(DATA.kinds)[0]);
+  const layers = kindData().layers;
+  const layer = params.get("layer") !== null && Number(params.get("layer")) < layers.length
+    ? params.get("layer") : layers.length - 1;
+  fillNumbers(layerSel, layers.length, "layer", layer);
   const heads = layers[Number(layerSel.value)].length;
-  if (params.get("head") !== null && Number(params.get("head")) < heads) headSel.value = params.get("head");
+  fillNumbers(headSel, heads, "head", params.get("head") !== null && Number(params.get("head")) < heads ? params.get("head") : 0);
 }
-tokenRow("source-tokens", DATA.source, "source");
-tokenRow("target-tokens", DATA.target, "target");
-kindSel.addEventListener("change", () => { selectedQuery = null; draw(); });
+for (const side of ["source", "target", "output"]) tokenRow(side);
+kindSel.addEventListener("change", () => { pinned = null; draw(); });
 layerSel.addEventListener("change", draw); headSel.addEventListener("change", draw);
+window.addEventListener("resize", fit);
 fromHash(); draw();
 """
 
@@ -187,7 +285,12 @@ def render_page(data: dict, title: str = "Attention") -> str:
     """The HTML page (a string) for `attention_data(...)`: inline style, script and data.
 
     The tokens are written into the page as text (readable without JavaScript); the script
-    draws the grid of the chosen kind, layer and head.
+    draws the grid of the chosen kind, layer and head. The page opens on the last layer's
+    cross-attention when there is one. Hovering over a token highlights, with each weight
+    written beside it, the tokens it reads (a query, the token itself included) or, for a
+    token on the keys' side only, the tokens that read it; hovering over a column label of
+    the grid does the latter in self-attention too. Inside an `<iframe srcdoc>` the page
+    sizes its frame to its own height.
 
     Example:
     >>> page = render_page(attention_data(["a", "b"], [], {"encoder self": [np.eye(2)[None]]}))
@@ -196,16 +299,13 @@ def render_page(data: dict, title: str = "Attention") -> str:
     """
     payload = json.dumps(data).replace("</", "<\\/")  # no "</script>" inside the data
 
-    def row(tokens):
-        return "".join(f'<span class="tok">{html.escape(t)}</span>' for t in tokens)
+    def row(side, label):
+        tokens = data.get(side) or []
+        hidden = "" if tokens else " hidden"
+        spans = "".join(f'<span class="tok">{html.escape(t)}</span>' for t in tokens)
+        return f'<div class="tokens" id="{side}-tokens"{hidden}><b>{label}</b>{spans}</div>'
 
-    rows = [f'<div class="tokens" id="source-tokens"><b>source</b>{row(data["source"])}</div>']
-    if data["target"]:
-        rows.append(
-            f'<div class="tokens" id="target-tokens"><b>translation</b>{row(data["target"])}</div>'
-        )
-    else:
-        rows.append('<div class="tokens" id="target-tokens" hidden></div>')
+    rows = [row("source", "source"), row("target", "decoder input"), row("output", "translation")]
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>{_STYLE}</style></head>
@@ -216,10 +316,10 @@ def render_page(data: dict, title: str = "Attention") -> str:
 <label>layer <select id="layer"></select></label>
 <label>head <select id="head"></select></label>
 </div>
-<p>Hover over or click a query token to highlight the tokens it attends to (darker: more weight).</p>
+<p id="help">Hover over a token to highlight the tokens it attends to (darker: more weight).</p>
 {"".join(rows)}
 <p id="caption"></p>
-<table class="grid" id="grid"></table>
+<div class="scroll"><table class="grid" id="grid"></table></div>
 <script type="application/json" id="attention-data">{payload}</script>
 <script>{_SCRIPT}</script>
 </body></html>
@@ -266,7 +366,8 @@ def translation_attention(run_dir, text: str) -> dict:
 
     Returns:
         `attention_data(...)` with "encoder self", "decoder self" and "cross" for every layer
-        and head, and `"translation"`: the translated text.
+        and head, the decoder's input tokens as `"target"` and the tokens it predicted (the
+        translation and `[END]`) as `"output"`, and `"translation"`: the translated text.
     """
     from keras_transformer import data, models
     from keras_transformer.inference import Translator
@@ -307,6 +408,7 @@ def translation_attention(run_dir, text: str) -> dict:
         _tokens(source_ids[0], source_tok),
         _tokens(target_ids[0], target_tok),
         {kind: [np.asarray(w) for w in layer_weights] for kind, layer_weights in weights.items()},
+        output_tokens=_tokens(generated, target_tok),  # row i predicts generated[i]
     )
     found["translation"] = translator([text])[0]
     return found

@@ -22,6 +22,8 @@ Example:
 
 import functools
 import inspect
+import itertools
+import math
 import re
 
 import keras
@@ -34,6 +36,7 @@ __all__ = [
     "check_decoder_layer",
     "check_encoder_layer",
     "check_feed_forward",
+    "check_functional_transformer",
     "check_masked_loss",
     "check_multi_head_attention",
     "check_positional_encoding",
@@ -229,7 +232,8 @@ def check_scaled_dot_product_attention(fn) -> None:
     `weights = softmax(query key^T / sqrt(d_k))` over the keys, masked keys at 0,
     `output = weights value`. Probes: shapes, softmax axis, scaling, masks
     `(batch, q_len, kv_len)`, `(batch, 1, kv_len)`, causal `(q_len, kv_len)`,
-    polarity, padded keys, 4-D inputs `(batch, heads, len, d)`.
+    polarity, padded keys, 4-D inputs `(batch, heads, len, d)`, a fully masked row
+    (any finite output; NaN from `-inf` masking is named).
     """
     rng = np.random.default_rng(0)
     q = rng.standard_normal((2, 3, 16)).astype("float32")
@@ -337,6 +341,24 @@ def check_scaled_dot_product_attention(fn) -> None:
             "4-D inputs (batch, heads, len, d) give a wrong result: transpose only the last two "
             f"axes of the key (swapaxes(key, -1, -2)) {sec}"
         )
+    # 6. A fully masked row: a query that may attend to no key (a padded query's row under a
+    # (batch, q_len, kv_len) mask) must give finite numbers; the other rows stay as they were.
+    full = mask.copy()
+    full[0, 1] = False
+    what = "fn(query, key, value, mask) with row 1 of sentence 0 fully masked"
+    out_f, w_f = call(q, k, v, full, what=what)
+    if not (np.isfinite(out_f).all() and np.isfinite(w_f).all()):
+        _fail(
+            "a fully masked row (a query whose mask is False for every key, as a padded query's "
+            "row is) gives NaN: filling the masked scores with -inf makes that row's softmax "
+            "exp(-inf) / sum(exp(-inf)) = 0/0, and the NaN spreads to every position that "
+            "reads it; fill with a large finite negative number (-1e9, or the dtype's minimum) "
+            f"so the row stays finite {sec}"
+        )
+    others = np.ones((2, 3), bool)
+    others[0, 1] = False
+    if not _close(out_f[others], out_m[others]):
+        _fail(f"masking one query's row fully changes the other queries' outputs {sec}")
 
 
 def _pe_table(length, depth, mistake=None):
@@ -659,14 +681,86 @@ def check_feed_forward(cls, d_model: int = 8, dff: int = 24) -> None:
     _fail(f"layer(x) differs from max(0, x W1 + b1) W2 + b2 ({_max_diff(out, expected)}) {sec}")
 
 
-def _np_sublayer(x, weights, gamma, beta, heads=0, mask=None, kv=None, pre_ln=False, res=True):
-    """`LayerNorm(x + f(x))`, f FFN (4 arrays) or attention over `kv`; or pre-LN or no `res`."""
-    h = _np_layer_norm(x, gamma, beta) if pre_ln else x
-    if len(weights) == 4:  # W1, b1, W2, b2
-        out = np.maximum(h @ weights[0] + weights[1], 0) @ weights[2] + weights[3]
-    else:  # self-attention unless `kv` is given
-        out = _np_mha(weights, heads, h, h if kv is None else kv, mask=mask)
-    return x + out if pre_ln else _np_layer_norm(x + out if res else out, gamma, beta)
+def _np_gelu(x):
+    """GELU with erf (Keras's default); the tanh approximation is within the loose tolerance."""
+    erf = np.vectorize(math.erf, otypes=[float])
+    return 0.5 * x * (1.0 + erf(x / np.sqrt(2.0)))
+
+
+def _np_ffn(x, w1, b1, w2, b2, activation="relu"):
+    """The position-wise feed-forward network; `activation` "relu" (the paper), "none", "gelu"."""
+    inner = x @ w1 + b1  # (batch, len, dff)
+    if activation == "relu":
+        inner = np.maximum(inner, 0)
+    elif activation == "gelu":
+        inner = _np_gelu(inner)
+    return inner @ w2 + b2
+
+
+# How a sub-layer F joins its input x: the paper's post-LN, LayerNorm(x + F(x)), or a mistake.
+_WIRINGS = ("post", "no_residual", "pre_ln", "norm_plus", "no_norm")
+
+
+def _wire(how, x, f, gamma, beta):
+    def norm(t):
+        return _np_layer_norm(t, gamma, beta)
+
+    if how == "post":
+        return norm(x + f(x))
+    if how == "no_residual":
+        return norm(f(x))
+    if how == "pre_ln":
+        return x + f(norm(x))
+    if how == "norm_plus":
+        return norm(x) + f(x)
+    return x + f(x)  # "no_norm"
+
+
+_WIRING_TEXT = {  # how: (the mistake, what the sub-layer computes then)
+    "no_residual": ("residual missing", "LayerNorm({sub}(x))"),
+    "pre_ln": ("pre-LN", "x + {sub}(LayerNorm(x)), the norm before the sub-layer"),
+    "norm_plus": ("LayerNorm(x) + {sub}(x)", "the input normalized, then added"),
+    "no_norm": ("no LayerNorm after the residual add", "x + {sub}(x)"),
+}
+
+
+def _wiring_mistake(how, name, sub):
+    """What `_wire(how, ...)` does wrong, for the sub-layer `name` computing `sub`(x)."""
+    mistake, computed = _WIRING_TEXT[how]
+    return (
+        f"{name}: {mistake.format(sub=sub)}, {computed.format(sub=sub)}; the paper's "
+        f"sub-layer (post-LN) is LayerNorm(x + {sub}(x)), x being the sub-layer's input: add "
+        "the residual, then normalize the sum"
+    )
+
+
+def _wiring_candidates(build, sublayers):
+    """(output, message) for every way of joining the sub-layers but the paper's.
+
+    `build(wirings)` computes the layer with one wiring per sub-layer; `sublayers` holds
+    `(name, sub)` per sub-layer. One sub-layer wrong comes first, then all wrong the same way,
+    then every other mix.
+    """
+    count = len(sublayers)
+    correct = ("post",) * count
+    single = [correct[:i] + (how,) + correct[i + 1 :] for i in range(count) for how in _WIRINGS[1:]]
+    same = [(how,) * count for how in _WIRINGS[1:]]
+    rest = [w for w in itertools.product(_WIRINGS, repeat=count) if w != correct]
+    seen = set()
+    for wirings in single + same + rest:
+        if wirings in seen:
+            continue
+        seen.add(wirings)
+        if len(set(wirings)) == 1:
+            names = ", ".join(name.removesuffix(" sub-layer") for name, _ in sublayers)
+            message = _wiring_mistake(wirings[0], f"every sub-layer ({names})", "Sublayer")
+        else:
+            message = "; ".join(
+                _wiring_mistake(how, name, sub)
+                for how, (name, sub) in zip(wirings, sublayers, strict=True)
+                if how != "post"
+            )
+        yield build(wirings), message
 
 
 def _attention_mask(q_len, kv_padding, causal=False):
@@ -674,6 +768,41 @@ def _attention_mask(q_len, kv_padding, causal=False):
     if causal:
         mask &= np.tril(np.ones(mask.shape[1:], bool))
     return mask
+
+
+def _close_on(a, b, rows, loose=True) -> bool:
+    """`_close` on the positions `rows` (batch, len) only."""
+    return a.shape == b.shape and bool(rows.any()) and _close(a[rows], b[rows], loose)
+
+
+def _diagnose(out, candidates, real):
+    """The message of the first candidate equal to `out` at every position, else of the first
+    equal to it at the real positions where `out` is finite (padded positions may differ)."""
+    candidates = list(candidates)
+    for candidate, message in candidates:
+        if _close(out, candidate, loose=True):
+            return message
+    rows = real & np.isfinite(out).all(-1)
+    for candidate, message in candidates:
+        if _close_on(out, candidate, rows):
+            return message
+    return None
+
+
+def _positions(rows) -> str:
+    """'sentence 1, positions 4, 5' for a boolean (batch, len)."""
+    return "; ".join(
+        f"sentence {b}, position{'s' if row.sum() > 1 else ''} "
+        f"{', '.join(str(i) for i in np.flatnonzero(row))}"
+        for b, row in enumerate(rows)
+        if row.any()
+    )
+
+
+_NAN_CAUSE = (
+    "filling masked scores with -inf makes a fully masked row's softmax 0/0; fill with a large "
+    "finite negative number (-1e9) or mask only the keys"
+)
 
 
 def _layer_weights(reference, rng, *inputs):
@@ -696,6 +825,82 @@ def _layer_weights(reference, rng, *inputs):
     return flat
 
 
+_ENCODER_RIGHT = (
+    "the paper's layer is h = LayerNorm(x + MultiHead(x, x, x)) with padded keys masked, "
+    "out = LayerNorm(h + FFN(h)), FFN(h) = max(0, h W1 + b1) W2 + b2"
+)
+
+
+def _encoder_candidates(x, arrays, heads, padding):
+    """(output, mistake) pairs: the encoder layer computed in NumPy with one known mistake."""
+    mha, (g1, b1), ffn, (g2, b2) = arrays[:8], arrays[8:10], arrays[10:14], arrays[14:]
+    length = x.shape[1]
+    keys = _attention_mask(length, padding)  # the paper: padded keys hidden from every query
+
+    def attention(mask):
+        return lambda t: _np_mha(mha, heads, t, t, mask=mask)
+
+    def feed(activation="relu"):
+        return lambda t: _np_ffn(t, *ffn, activation)
+
+    def encoder(mask=keys, activation="relu"):
+        h = _wire("post", x, attention(mask), g1, b1)
+        return _wire("post", h, feed(activation), g2, b2)
+
+    sec = "(section 3.2.3 of the paper)"
+    queries = np.repeat(padding[:, :, None], length, axis=2)  # padding[b, q] for every key
+    yield (
+        encoder(queries),
+        "the padding mask is applied on the query axis, mask[b, q, k] = padding_mask[b, q], so "
+        "real positions still read the padded keys; hide the padded keys: mask[b, q, k] = "
+        f"padding_mask[b, k], shape (batch, 1, seq_len) broadcast over the queries {sec}",
+    )
+    yield (
+        encoder(None),
+        f"padding_mask ignored: padded keys must get weight 0 in self-attention {sec}",
+    )
+    yield (
+        encoder(keys & np.tril(np.ones((length, length), bool))),
+        f"a causal mask in the encoder: encoder self-attention sees every real position {sec}",
+    )
+
+    def wired(wirings):
+        h = _wire(wirings[0], x, attention(keys), g1, b1)
+        return _wire(wirings[1], h, feed(), g2, b2)
+
+    yield from _wiring_candidates(
+        wired, [("self-attention sub-layer", "MultiHead"), ("feed-forward sub-layer", "FFN")]
+    )
+    h = _wire("post", x, attention(keys), g1, b1)
+    a = attention(keys)(x)
+    yield (
+        _np_layer_norm(x + feed()(h), g2, b2),
+        "the feed-forward residual adds the layer input x; it adds the feed-forward "
+        "sub-layer's own input h = LayerNorm(x + MultiHead(x, x, x)): LayerNorm(h + FFN(h))",
+    )
+    yield (
+        _np_layer_norm(x + a + feed()(h), g2, b2),
+        "the feed-forward residual adds x + MultiHead(x, x, x), the sum before the first "
+        "LayerNorm; it adds the normalized h = LayerNorm(x + MultiHead(x, x, x)): "
+        "LayerNorm(h + FFN(h))",
+    )
+    yield (
+        _np_layer_norm(h + feed()(x), g2, b2),
+        "the feed-forward network reads the layer input x; it reads the self-attention "
+        "sub-layer's output h = LayerNorm(x + MultiHead(x, x, x)): LayerNorm(h + FFN(h))",
+    )
+    yield (
+        encoder(activation="none"),
+        "no ReLU in the feed-forward network: FFN(h) = max(0, h W1 + b1) W2 + b2 "
+        "(section 3.3 of the paper)",
+    )
+    yield (
+        encoder(activation="gelu"),
+        "GELU in the feed-forward network; the paper's is ReLU, FFN(h) = max(0, h W1 + b1) W2 "
+        "+ b2 (section 3.3 of the paper)",
+    )
+
+
 @_student_facing
 def check_encoder_layer(cls, d_model: int = 16, num_heads: int = 4, dff: int = 32) -> None:
     """Checks a student's encoder layer (section 3.1 of the paper).
@@ -707,8 +912,14 @@ def check_encoder_layer(cls, d_model: int = 16, num_heads: int = 4, dff: int = 3
     masked, then `LayerNorm(h + FFN(h))`. Trainable weights, in creation order, as
     in `kt.layers.EncoderLayer`: self-attention (4 kernels and 4 biases), LayerNorm,
     FFN (`W1`, `b1`, `W2`, `b2`), LayerNorm; filled row-major into any shape.
-    Mistakes named: pre-LN, no residuals, padding mask ignored, a causal mask,
-    padded positions changing the output, attention that is not global.
+    The outputs at real positions must match; padded positions may hold any finite
+    value (masking padded queries too is fine), never NaN.
+    Mistakes named, each by comparing the output with the layer computed in NumPy
+    with that mistake: either residual missing, pre-LN or `LayerNorm(x) + Sublayer(x)`
+    or no norm in either sub-layer, the feed-forward residual or input taken from
+    the wrong tensor, the padding mask on the query axis or ignored, a causal mask,
+    no activation or GELU, NaN from `-inf` in a fully masked row; then padded
+    positions changing the output and attention that is not global.
     """
     sec = "(section 3.1 of the paper)"
     rng = np.random.default_rng(4)
@@ -729,37 +940,38 @@ def check_encoder_layer(cls, d_model: int = 16, num_heads: int = 4, dff: int = 3
 
     out = call(x, padding)
     expected = _array(reference(x, padding_mask=padding), "reference")
-    if not _close(out, expected, loose=True):
-        mha, (g1, b1), ffn, (g2, b2) = arrays[:8], arrays[8:10], arrays[10:14], arrays[14:]
 
-        def encoder(mask, **kw):
-            h = _np_sublayer(x, mha, g1, b1, num_heads, mask, **kw)
-            return _np_sublayer(h, ffn, g2, b2, **kw)
+    def candidates():
+        return _encoder_candidates(x.astype("float64"), arrays, num_heads, padding)
 
-        full = _attention_mask(6, padding)
-        for candidate, mistake in (
-            (
-                encoder(full, pre_ln=True),
-                "pre-LN: the paper's layer is LayerNorm(x + sublayer(x)), the norm after the residual add",
-            ),
-            (
-                encoder(full, res=False),
-                "residual connections missing: LayerNorm(x + sublayer(x)), not LayerNorm(sublayer(x))",
-            ),
-            (
-                encoder(None),
-                "padding_mask ignored: padded keys must get weight 0 in self-attention (section 3.2.3 of the paper)",
-            ),
-            (
-                encoder(_attention_mask(6, padding, causal=True)),
-                "a causal mask in the encoder: encoder self-attention sees every real position (section 3.2.3 of the paper)",
-            ),
-        ):
-            if _close(out, candidate, loose=True):
-                _fail(f"encoder layer: {mistake} {sec}")
+    broken = ~np.isfinite(out).all(-1)  # (batch, seq_len)
+    if broken.any():
+        where = _positions(broken)
+        if not (broken & padding).any():
+            cause = (
+                "only padded positions: their attention rows are fully masked (the padding mask "
+                "hides padded queries, on the query axis or on both axes), and "
+                f"{_NAN_CAUSE}. A NaN at a padded position reaches every position in the next "
+                "layer (0 * NaN = NaN)"
+            )
+        else:
+            cause = f"a fully masked attention row? {_NAN_CAUSE}"
+        also = (
+            _diagnose(out, candidates(), padding)
+            if not _close_on(out, expected, padding & ~broken)
+            else None
+        )
+        also = f"; at the other positions: {also}" if also else ""
+        _fail(f"encoder layer: the output is NaN at {where}: {cause}{also} {sec}")
+    if not _close_on(out, expected, padding):
+        mistake = _diagnose(out, candidates(), padding)
+        if mistake:
+            named = "of the paper)" in mistake  # the section of the mistake, already said
+            _fail(f"encoder layer: {mistake}" + ("" if named else f" {sec}"))
         _fail(
             f"encoder layer differs from kt.layers.EncoderLayer with the same weights "
-            f"({_max_diff(out, expected)}): self-attention, Add & Norm, feed-forward, Add & Norm {sec}"
+            f"({_max_diff(out[padding], expected[padding])} at the real positions): "
+            f"{_ENCODER_RIGHT} {sec}"
         )
     # padding invariance: the second row again, its two pads replaced by junk
     junk = x.copy()
@@ -777,6 +989,127 @@ def check_encoder_layer(cls, d_model: int = 16, num_heads: int = 4, dff: int = 3
         )
 
 
+_DECODER_RIGHT = (
+    "the paper's layer is h1 = LayerNorm(x + SelfAttention(x) under the causal mask, position t "
+    "reading positions <= t), h2 = LayerNorm(h1 + CrossAttention(queries from h1, keys and "
+    "values from the context, padded source keys masked)), out = LayerNorm(h2 + FFN(h2)), "
+    "FFN(h) = max(0, h W1 + b1) W2 + b2"
+)
+
+
+def _decoder_candidates(x, context, arrays, heads, src_pad):
+    """(output, mistake) pairs: the decoder layer computed in NumPy with one known mistake."""
+    self_w, (g1, b1), cross_w, (g2, b2) = arrays[:8], arrays[8:10], arrays[10:18], arrays[18:20]
+    ffn, (g3, b3) = arrays[20:24], arrays[24:]
+    t = x.shape[1]
+    lower = np.tril(np.ones((t, t), bool))
+    causal = np.broadcast_to(lower, (x.shape[0], t, t))
+    cross_mask = _attention_mask(t, src_pad)
+
+    def self_attention(mask=causal):
+        return lambda q: _np_mha(self_w, heads, q, q, mask=mask)
+
+    def cross_attention(mask=cross_mask, kv=context):
+        return lambda q: _np_mha(cross_w, heads, q, q if kv is None else kv, mask=mask)
+
+    def feed(activation="relu"):
+        return lambda h: _np_ffn(h, *ffn, activation)
+
+    def decoder(self_mask=causal, cmask=cross_mask, activation="relu", wirings=("post",) * 3):
+        h1 = _wire(wirings[0], x, self_attention(self_mask), g1, b1)
+        h2 = _wire(wirings[1], h1, cross_attention(cmask), g2, b2)
+        return _wire(wirings[2], h2, feed(activation), g3, b3)
+
+    def ln(value, gamma, beta):
+        return _np_layer_norm(value, gamma, beta)
+
+    yield (
+        decoder(self_mask=np.ones_like(causal)),
+        "not causal: the decoder's self-attention sees later target positions; mask it so "
+        "position t sees only positions <= t (np.tril)",
+    )
+    yield (
+        decoder(self_mask=causal & ~np.eye(t, dtype=bool)),
+        "the causal mask also hides the diagonal: position t must see itself, positions "
+        "k <= t (np.tril(ones), not np.tril(ones, -1) or k < t); with the diagonal hidden the "
+        "first position sees nothing",
+    )
+    yield (
+        decoder(self_mask=np.broadcast_to(lower.T, causal.shape)),
+        "the causal mask is turned around: position t sees itself and the later positions "
+        "(np.triu); it must see itself and the earlier ones (np.tril)",
+    )
+    h1 = _wire("post", x, self_attention(), g1, b1)
+    for first, second in ((self_w, cross_w), (cross_w, self_w)):  # either attention's weights
+        h = _wire(
+            "post", x, lambda q, w=first: _np_mha(w, heads, q, context, mask=cross_mask), g1, b1
+        )
+        h = _wire("post", h, lambda q, w=second: _np_mha(w, heads, q, q, mask=causal), g2, b2)
+        yield (
+            _wire("post", h, feed(), g3, b3),
+            "cross-attention before self-attention: the decoder layer runs causal "
+            "self-attention, then cross-attention, then the feed-forward network",
+        )
+    yield (
+        decoder(cmask=None),
+        "context_padding_mask ignored: padded source positions must get weight 0 in "
+        "cross-attention",
+    )
+    yield (
+        _wire("post", ln(h1 + cross_attention()(x), g2, b2), feed(), g3, b3),
+        "cross-attention takes its queries from the layer input x; they come from the causal "
+        "self-attention sub-layer's output h1 = LayerNorm(x + SelfAttention(x)): "
+        "LayerNorm(h1 + CrossAttention(h1, context))",
+    )
+    yield (
+        _wire("post", ln(x + cross_attention()(x), g2, b2), feed(), g3, b3),
+        "the cross-attention sub-layer reads the layer input x (queries and residual), so the "
+        "self-attention output h1 = LayerNorm(x + SelfAttention(x)) is never used; it is "
+        "LayerNorm(h1 + CrossAttention(h1, context))",
+    )
+    yield (
+        _wire("post", ln(x + cross_attention()(h1), g2, b2), feed(), g3, b3),
+        "the cross-attention residual adds the layer input x; it adds the sub-layer's own "
+        "input h1 = LayerNorm(x + SelfAttention(x)): LayerNorm(h1 + CrossAttention(h1, context))",
+    )
+    yield (
+        _wire("post", ln(h1 + cross_attention(None, kv=None)(h1), g2, b2), feed(), g3, b3),
+        "cross-attention reads its keys and values from the decoder (h1), not from the "
+        "encoder output `context`",
+    )
+    yield from _wiring_candidates(
+        lambda wirings: decoder(wirings=wirings),
+        [
+            ("causal self-attention sub-layer", "SelfAttention"),
+            ("cross-attention sub-layer", "CrossAttention"),
+            ("feed-forward sub-layer", "FFN"),
+        ],
+    )
+    h2 = _wire("post", h1, cross_attention(), g2, b2)
+    for residual, name in ((x, "the layer input x"), (h1, "h1, the self-attention output")):
+        yield (
+            ln(residual + feed()(h2), g3, b3),
+            f"the feed-forward residual adds {name}; it adds the feed-forward sub-layer's own "
+            "input h2 = LayerNorm(h1 + CrossAttention(h1, context)): LayerNorm(h2 + FFN(h2))",
+        )
+    for source, name in ((x, "the layer input x"), (h1, "h1, the self-attention output")):
+        yield (
+            ln(h2 + feed()(source), g3, b3),
+            f"the feed-forward network reads {name}; it reads the cross-attention sub-layer's "
+            "output h2: LayerNorm(h2 + FFN(h2))",
+        )
+    yield (
+        decoder(activation="none"),
+        "no ReLU in the feed-forward network: FFN(h) = max(0, h W1 + b1) W2 + b2 "
+        "(section 3.3 of the paper)",
+    )
+    yield (
+        decoder(activation="gelu"),
+        "GELU in the feed-forward network; the paper's is ReLU, FFN(h) = max(0, h W1 + b1) W2 "
+        "+ b2 (section 3.3 of the paper)",
+    )
+
+
 @_student_facing
 def check_decoder_layer(cls, d_model: int = 16, num_heads: int = 4, dff: int = 32) -> None:
     """Checks a student's decoder layer (section 3.1 of the paper, attention uses of section 3.2.3).
@@ -784,13 +1117,21 @@ def check_decoder_layer(cls, d_model: int = 16, num_heads: int = 4, dff: int = 3
     Contract: `cls(d_model=..., num_heads=..., dff=...)` is a `keras.layers.Layer`;
     `layer(x, context, padding_mask=None, context_padding_mask=None)`, `x`
     `(batch, tgt_len, d_model)`, `context` the encoder output, boolean masks
-    `(batch, tgt_len)`, `(batch, src_len)` (`True` = real token), computes post-LN:
-    causal self-attention, Add & Norm, cross-attention (queries from x, padded
-    source keys masked), Add & Norm, FFN, Add & Norm. Trainable weights, in
-    creation order, as in `kt.layers.DecoderLayer`: self-attention (4 kernels, 4
-    biases), LayerNorm, cross-attention, LayerNorm, FFN, LayerNorm. Mistakes named:
-    not causal, cross- before self-attention, pre-LN, context padding ignored, the
-    context unused.
+    `(batch, tgt_len)`, `(batch, src_len)` (`True` = real token), computes post-LN
+    `h1 = LayerNorm(x + SelfAttention(x))` (causal: position t reads positions <= t),
+    `h2 = LayerNorm(h1 + CrossAttention(h1, context))` (queries from h1, keys and
+    values from the context, padded source keys masked), `LayerNorm(h2 + FFN(h2))`.
+    Trainable weights, in creation order, as in `kt.layers.DecoderLayer`:
+    self-attention (4 kernels, 4 biases), LayerNorm, cross-attention, LayerNorm,
+    FFN, LayerNorm.
+    Mistakes named, each by comparing the output with the layer computed in NumPy
+    with that mistake: not causal, the causal diagonal hidden or the triangle turned
+    around, cross- before self-attention, cross-attention queries (or queries and
+    residual) from the layer input x, keys and values not from the context, any
+    residual missing, pre-LN or `LayerNorm(x) + Sublayer(x)` or no norm in any
+    sub-layer, a residual or the feed-forward input from the wrong tensor, context
+    padding ignored, no activation or GELU, NaN from `-inf` in a fully masked row;
+    then the context unused and padded source positions changing the output.
     """
     sec = "(section 3.2.3 of the paper)"
     rng = np.random.default_rng(5)
@@ -815,49 +1156,41 @@ def check_decoder_layer(cls, d_model: int = 16, num_heads: int = 4, dff: int = 3
     out = call(x, context)
     expected = reference(x, context, padding_mask=tgt_pad, context_padding_mask=src_pad)
     expected = _array(expected, "reference")
-    # Causality first: the most common decoder mistake, and the clearest message.
-    later = x.copy()
-    later[:, -1] = rng.standard_normal((2, d_model)) * 5
-    if not _close(call(later, context)[:, :-1], out[:, :-1]):
-        _fail(
-            "not causal: changing the last target position changes earlier outputs; "
-            f"mask the decoder self-attention so position t sees only positions <= t {sec}"
+
+    def candidates():
+        return _decoder_candidates(
+            x.astype("float64"), context.astype("float64"), arrays, num_heads, src_pad
         )
+
+    broken = ~np.isfinite(out).all(-1)  # (batch, tgt_len)
+    if broken.any():
+        where = _positions(broken)
+        if broken[:, 0].all() and not broken[:, 1:].any():
+            cause = (
+                "the first position sees nothing: the causal mask hides the diagonal "
+                "(np.tril(ones, -1), k < t), and -inf in a fully masked row makes its softmax "
+                "0/0; position t must see itself, positions k <= t (np.tril(ones))"
+            )
+        else:
+            cause = f"a fully masked attention row? {_NAN_CAUSE}"
+        also = _diagnose(out, candidates(), tgt_pad)
+        also = f"; at the other positions: {also}" if also else ""
+        _fail(f"decoder layer: the output is NaN at {where}: {cause}{also} {sec}")
     if not _close(out, expected, loose=True):
-        self_w, (g1, b1), cross_w, (g2, b2) = arrays[:8], arrays[8:10], arrays[10:18], arrays[18:20]
-        ffn, (g3, b3) = arrays[20:24], arrays[24:]
-        causal = _attention_mask(4, tgt_pad, causal=True)
-        cross = _attention_mask(4, src_pad)
-
-        def decoder(self_first=True, cross_mask=cross, pre_ln=False):
-            if self_first:
-                h = _np_sublayer(x, self_w, g1, b1, num_heads, causal, pre_ln=pre_ln)
-                h = _np_sublayer(h, cross_w, g2, b2, num_heads, cross_mask, context, pre_ln)
-            else:  # the mistake: cross-attention first
-                h = _np_sublayer(x, self_w, g1, b1, num_heads, cross_mask, context)
-                h = _np_sublayer(h, cross_w, g2, b2, num_heads, causal)
-            return _np_sublayer(h, ffn, g3, b3, pre_ln=pre_ln)
-
-        for candidate, mistake in (
-            (
-                decoder(self_first=False),
-                "cross-attention before self-attention: the decoder layer runs causal self-attention, then cross-attention, then the feed-forward network",
-            ),
-            (
-                decoder(pre_ln=True),
-                "pre-LN: the paper's layer is LayerNorm(x + sublayer(x)) (section 3.1 of the paper)",
-            ),
-            (
-                decoder(cross_mask=None),
-                "context_padding_mask ignored: padded source positions must get weight 0 in cross-attention",
-            ),
-        ):
-            if _close(out, candidate, loose=True):
-                _fail(f"decoder layer: {mistake} {sec}")
+        mistake = _diagnose(out, candidates(), tgt_pad)
+        if mistake:
+            named = "of the paper)" in mistake  # the section of the mistake, already said
+            _fail(f"decoder layer: {mistake}" + ("" if named else f" {sec}"))
+        later = x.copy()
+        later[:, -1] = rng.standard_normal((2, d_model)) * 5
+        if not _close(call(later, context)[:, :-1], out[:, :-1]):
+            _fail(
+                "not causal: changing the last target position changes earlier outputs; "
+                f"mask the decoder self-attention so position t sees only positions <= t {sec}"
+            )
         _fail(
             f"decoder layer differs from kt.layers.DecoderLayer with the same weights "
-            f"({_max_diff(out, expected)}): causal self-attention, Add & Norm, cross-attention "
-            f"(queries from x, keys and values from the context), Add & Norm, feed-forward, Add & Norm {sec}"
+            f"({_max_diff(out, expected)}): {_DECODER_RIGHT} {sec}"
         )
     other = context.copy()
     other[:, 0] = rng.standard_normal((2, d_model)) * 3
@@ -869,6 +1202,231 @@ def check_decoder_layer(cls, d_model: int = 16, num_heads: int = 4, dff: int = 3
     junk[1, 4:] = rng.standard_normal((2, d_model)) * 5
     if not _close(call(x, junk)[1], out[1]):
         _fail(f"padded source positions change the output: mask them in cross-attention {sec}")
+
+
+def _sublayers_of(model):
+    """Every layer of `model`, nested models flattened, in the order Keras lists them."""
+    found = []
+    for layer in model.layers:
+        if isinstance(layer, keras.Model):
+            found += _sublayers_of(layer)
+        else:
+            found.append(layer)
+    return found
+
+
+def _plain(x):
+    """A layer's output as a NumPy array: no Keras mask travels to the next call."""
+    return np.asarray(keras.ops.convert_to_numpy(x))
+
+
+def _wired(parts, source, target, variant=None):
+    """The logits of the student's own layers wired as the paper does, or with one mistake."""
+    source_embedding, target_embedding, encoders, decoders, head = parts
+    source_mask, target_mask = source != 0, target != 0
+    x, outputs = _plain(source_embedding(source)), []
+    for layer in encoders:
+        if variant in ("no_masks", "encoder_unmasked"):
+            x = _plain(layer(x))
+        else:
+            x = _plain(layer(x, padding_mask=source_mask))
+        outputs.append(x)
+    y = _plain(target_embedding(target))
+    for i, layer in enumerate(decoders):
+        context = outputs[i] if variant == "context_per_layer" else x
+        if variant in ("no_masks", "cross_unmasked"):
+            y = _plain(layer(y, context, padding_mask=target_mask))
+        else:
+            kwargs = {"padding_mask": target_mask, "context_padding_mask": source_mask}
+            y = _plain(layer(y, context, **kwargs))
+    logits = _plain(head(y)).astype("float64")
+    if variant == "softmax":
+        logits = np.exp(logits - logits.max(-1, keepdims=True))
+        logits = logits / logits.sum(-1, keepdims=True)
+    return logits
+
+
+_FUNCTIONAL_MISTAKES = {
+    "no_masks": "no padding masks reach the attention layers: the encoder layers get no "
+    "padding_mask and the decoder layers no context_padding_mask, so padded source "
+    "positions are read; derive the masks from the ids, source_mask = "
+    "kt.layers.PaddingMask()(source), and pass them explicitly",
+    "encoder_unmasked": "the encoder layers get no padding_mask, so encoder self-attention "
+    "reads the padded source positions; pass padding_mask=source_mask to every encoder layer",
+    "cross_unmasked": "the decoder layers get no context_padding_mask, so cross-attention "
+    "reads the padded source positions; pass context_padding_mask=source_mask to every "
+    "decoder layer",
+    "context_per_layer": "decoder layer i reads encoder layer i's output; every decoder "
+    "layer reads the output of the last encoder layer (the encoder's output)",
+    "softmax": "the model outputs probabilities (a softmax after the last Dense); it outputs "
+    "the logits, and the loss applies the softmax (from_logits=True)",
+}
+
+_PADDING_HINT = (
+    "derive the masks from the ids, source_mask = kt.layers.PaddingMask()(source), and pass "
+    "them explicitly: padding_mask=source_mask to every encoder layer, "
+    "context_padding_mask=source_mask (and padding_mask=target_mask) to every decoder layer"
+)
+
+
+def _calls_without(config, class_name, argument, position):
+    """How many calls of `class_name` layers in a model config lack `argument` (keyword, or
+    positional at index `position`); nested models included."""
+    missing = 0
+    for layer in config.get("layers", []):
+        if layer.get("class_name") == class_name:
+            for node in layer.get("inbound_nodes", []):
+                given = argument in node.get("kwargs", {}) or len(node.get("args", [])) > position
+                missing += not given
+        elif isinstance(layer.get("config"), dict) and "layers" in layer["config"]:
+            missing += _calls_without(layer["config"], class_name, argument, position)
+    return missing
+
+
+@_student_facing
+def check_functional_transformer(
+    build, num_layers: int = 2, d_model: int = 16, num_heads: int = 2, dff: int = 32
+) -> None:
+    """Checks a student's encoder-decoder Transformer wired with the Functional API (section 3.1).
+
+    Contract: `build(source_vocab_size, target_vocab_size, sizes)`, `sizes` a dict with
+    `num_layers`, `d_model`, `num_heads`, `dff`, returns a `keras.Model` whose inputs are
+    `{"source": (batch, src_len), "target": (batch, tgt_len)}` int ids (0 = padding) and
+    whose output is the logits `(batch, tgt_len, target_vocab_size)`; it is built, as in
+    notebook 06, from `kt.layers.PositionalEmbedding` (source and target),
+    `num_layers` `kt.layers.EncoderLayer`s and `kt.layers.DecoderLayer`s and a final
+    `keras.layers.Dense`, with padding masks derived from the ids and passed explicitly to
+    every encoder layer (`padding_mask`) and decoder layer (`context_padding_mask`).
+    Probes: every layer on the path to the output (a Functional model drops the others),
+    the parameter count (that of `kt.models.build_transformer`), the output shape, the
+    logits against the student's own layers wired as the paper does (every decoder layer
+    reads the last encoder layer's output) and, when they differ, against the same layers
+    wired with one known mistake; the logits of the real target positions unchanged when
+    padding is appended to the source or the target; the masks passed explicitly.
+    Mistakes named: no padding masks at all, none in the encoder, none in cross-attention,
+    masks left to Keras's implicit propagation, encoder or decoder layers left off the
+    path (not stacked, or the decoder reading the embedding or an earlier encoder layer),
+    decoder layer i reading encoder layer i, a softmax on the output; any other model whose
+    logits change with padding is told so.
+    """
+    sec = "(section 3.1 of the paper)"
+    sizes = {"num_layers": num_layers, "d_model": d_model, "num_heads": num_heads, "dff": dff}
+    source_vocab, target_vocab = 23, 29  # different: the embeddings tell themselves apart
+    what = f"build({source_vocab}, {target_vocab}, {sizes})"
+    model = _run(what, build, source_vocab, target_vocab, dict(sizes))
+    if not isinstance(model, keras.Model):
+        _fail(f"{what} returned {type(model).__name__}; return the keras.Model(inputs, logits)")
+    rng = np.random.default_rng(7)
+    source = np.array([[5, 17, 9, 3, 0, 0, 0], [8, 2, 14, 21, 12, 3, 6]], "int32")
+    target = np.array([[2, 14, 20, 0, 0], [2, 7, 28, 11, 4]], "int32")
+    real = target != 0
+
+    def call(src, tgt):
+        label = "model({'source': ids, 'target': ids})"
+        out = _run(label, model, {"source": src, "target": tgt}, training=False)
+        want = (*tgt.shape, target_vocab)
+        return _output(label, out, want, sec, "(batch, tgt_len, target_vocab_size) = ")
+
+    call(source, target)
+    layers = _sublayers_of(model)
+    embeddings = {
+        layer.vocab_size: layer
+        for layer in layers
+        if isinstance(layer, _layers.PositionalEmbedding)
+    }
+    encoders = [layer for layer in layers if isinstance(layer, _layers.EncoderLayer)]
+    decoders = [layer for layer in layers if isinstance(layer, _layers.DecoderLayer)]
+    heads = [
+        layer
+        for layer in layers
+        if isinstance(layer, keras.layers.Dense) and layer.units == target_vocab
+    ]
+    kept = "a Functional model keeps only the layers on a path from the inputs to the outputs"
+    if decoders and len(encoders) < num_layers:
+        _fail(
+            f"only {len(encoders)} of the {num_layers} encoder layers are in the model: {kept}, "
+            "so the output of the others never reaches the logits; stack the encoder layers "
+            "(layer i + 1 reads layer i's output) and let every decoder layer read the last "
+            f"encoder layer's output (the encoder's output, not the embedding) {sec}"
+        )
+    if encoders and len(decoders) < num_layers:
+        _fail(
+            f"only {len(decoders)} of the {num_layers} decoder layers are in the model: {kept}; "
+            "stack the decoder layers: decoder layer i + 1 reads decoder layer i's output, "
+            f"and the Dense reads the last one's {sec}"
+        )
+    from keras_transformer import models  # the reference builder, for its parameter count
+
+    expected_count = models.build_transformer(source_vocab, target_vocab, **sizes).count_params()
+    if model.count_params() != expected_count:
+        _fail(
+            f"the model has {model.count_params():,} parameters; an encoder-decoder of these "
+            f"sizes ({num_layers} encoder and {num_layers} decoder layers, two embeddings, the "
+            f"output Dense) has {expected_count:,}: check the layers and their sizes {sec}"
+        )
+    # Random weights, larger than Keras's initial ones: the mistakes change the logits clearly.
+    for variable in model.trainable_weights:
+        shape, path = tuple(variable.shape), variable.path
+        scale = 0.2 if path.endswith("gamma") else 0.1 if path.endswith(("beta", "bias")) else 0.4
+        value = path.endswith("gamma") + scale * rng.standard_normal(shape)
+        variable.assign(value.astype(variable.dtype))
+    out = call(source, target)
+    known = (
+        {source_vocab, target_vocab} <= set(embeddings)
+        and len(encoders) == len(decoders) == num_layers
+        and len(heads) == 1
+    )
+    if known:
+        parts = (embeddings[source_vocab], embeddings[target_vocab], encoders, decoders, heads[0])
+        expected = _wired(parts, source, target)
+        if not _close_on(out, expected, real, loose=False):
+            for variant, mistake in _FUNCTIONAL_MISTAKES.items():
+                if _close_on(out, _wired(parts, source, target, variant), real, loose=False):
+                    _fail(f"{mistake} {sec}")
+    # Padding: appended to the source or to the target, it leaves real positions unchanged.
+    for name, src, tgt in (
+        ("the source", np.pad(source, ((0, 0), (0, 3))), target),
+        ("the target", source, np.pad(target, ((0, 0), (0, 2)))),
+    ):
+        padded = call(src, tgt)[:, : target.shape[1]]
+        if not _close_on(padded, out, real, loose=False):
+            change = np.abs(padded[real] - out[real]).max()
+            _fail(
+                f"padding appended to {name} changes the logits of the real target positions "
+                f"(by up to {change:.3g}): the attention layers read padded positions; "
+                f"{_PADDING_HINT} (section 3.2.3 of the paper)"
+            )
+    config = model.get_config()
+    unmasked = {
+        "encoder layer": _calls_without(config, "EncoderLayer", "padding_mask", 1),
+        "decoder layer": _calls_without(config, "DecoderLayer", "context_padding_mask", 3),
+    }
+    if any(unmasked.values()):
+        calls = " and ".join(f"{n} {kind} call(s)" for kind, n in unmasked.items() if n)
+        _fail(
+            f"{calls} get no padding mask: the padding is handled only by Keras's implicit "
+            "masks (mask_zero=True), which not every layer passes on (the design notes "
+            "measured them lost after keras.layers.Add); "
+            f"{_PADDING_HINT} (section 3.2.3 of the paper)"
+        )
+    if known and not _close_on(out, expected, real, loose=False):
+        _fail(
+            f"the logits differ from your layers wired as the paper does "
+            f"({_max_diff(out[real], expected[real])}): source embedding, the encoder layers "
+            "in a stack, each reading the previous one's output with padding_mask=source_mask; "
+            "target embedding, the decoder layers in a stack, each reading the previous one's "
+            "output and the last encoder layer's output, with context_padding_mask=source_mask; "
+            f"the Dense to the target vocabulary, no softmax {sec}"
+        )
+    if not known:
+        _fail(
+            f"{what}: build it from kt.layers.PositionalEmbedding (one for the source, vocab "
+            f"{source_vocab}, one for the target, vocab {target_vocab}), {num_layers} "
+            f"kt.layers.EncoderLayer and {num_layers} kt.layers.DecoderLayer, and one "
+            f"keras.layers.Dense({target_vocab}), as notebook 06 does; found "
+            f"{len(encoders)} encoder layers, {len(decoders)} decoder layers, embeddings of "
+            f"vocabularies {sorted(embeddings)}, {len(heads)} Dense({target_vocab}) {sec}"
+        )
 
 
 def _np_token_losses(labels, logits, label_smoothing=0.0):

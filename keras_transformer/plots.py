@@ -67,8 +67,14 @@ def plot_attention(
     key_tokens: list[str],
     path: str | os.PathLike,
     title: str = "attention",
+    query_label: str | None = None,
+    key_label: str | None = None,
 ) -> str:
-    """Heat maps of attention weights `(num_heads, q_len, kv_len)`, one per head."""
+    """Heat maps of attention weights `(num_heads, q_len, kv_len)`, one per head.
+
+    `query_label` and `key_label` name the rows and the columns under each map (for a
+    decoder, "predicted token": row i is the position that predicts `query_tokens[i]`).
+    """
     weights = np.asarray(weights)[:, : len(query_tokens), : len(key_tokens)]
     heads, cols = weights.shape[0], min(weights.shape[0], 4)
     rows = -(-heads // cols)  # ceil
@@ -81,5 +87,7 @@ def plot_attention(
         ax.set_xticks(range(len(key_tokens)), key_tokens, rotation=90, fontsize=7)
         ax.set_yticks(range(len(query_tokens)), query_tokens, fontsize=7)
         ax.set_title(f"head {h}", fontsize=8)
+        ax.set_ylabel(query_label or "", fontsize=7)
+        ax.set_xlabel(key_label or "", fontsize=7)
     fig.suptitle(title, fontsize=9)
     return save(fig, path, rect=(0, 0, 1, 0.96))

@@ -356,7 +356,7 @@ def test_encoder_layer_checker():
     exercises.check_encoder_layer(StudentEncoderLayer)
     for bug, message in (
         ("pre_ln", "pre-LN"),
-        ("no_residual", "residual connections missing"),
+        ("no_residual", "residual missing"),
         ("ignore_mask", "padding_mask ignored"),
         ("causal", "causal mask in the encoder"),
     ):

@@ -32,6 +32,14 @@ def test_figures_are_written_as_images(tmp_path):
             ["w", "x", "y", "z"],
             tmp_path / "att.png",
         ),
+        plots.plot_attention(
+            np.random.default_rng(1).random((1, 2, 3)),
+            ["b", "[END]"],
+            ["[START]", "w", "[END]"],
+            tmp_path / "att_labelled.png",
+            query_label="predicted token",
+            key_label="source token",
+        ),
     ):
         image = matplotlib.image.imread(path)
         assert image.ndim == 3 and image.shape[0] > 100 and image.shape[1] > 100
