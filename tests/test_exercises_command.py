@@ -95,6 +95,7 @@ def test_solution_notebooks_hold_the_checkers():
         "check_encoder_layer",
         "check_decoder_layer",
         "check_masked_loss",
+        "check_functional_transformer",
     }
     used = set()
     for path in sorted(DEFAULT_TUTORIALS.glob("[0-9][0-9]_*.ipynb")):
