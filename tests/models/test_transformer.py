@@ -3,11 +3,10 @@
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
 
-from keras_transformer.analysis import transformer_parameters
 from keras_transformer.models import build_transformer
-from tests.helpers import assert_save_load_identical, random_ids
+from keras_transformer.models.parameters import transformer_parameters
+from tests.helpers import assert_save_load_identical, compiled, random_ids
 
 SIZE = dict(num_layers=2, d_model=16, num_heads=2, dff=32, max_length=32)
 RNG = np.random.default_rng(0)
@@ -37,13 +36,13 @@ def test_shapes_dtype_and_dynamic_lengths(model):
         assert tuple(logits.shape) == (2, tgt_len, 25) and logits.dtype.name == "float32"
 
 
-@pytest.mark.parametrize("runner", ["eager", "tf.function", "predict"])
+@pytest.mark.parametrize("runner", ["eager", "compiled", "predict"])
 def test_extra_padding_leaves_real_logits_unchanged(model, runner):
     inputs = batch()
     padded = {"source": extend(inputs["source"], 3), "target": extend(inputs["target"], 2)}
     run = {
         "eager": lambda x: model(x, training=False),
-        "tf.function": tf.function(lambda x: model(x, training=False)),
+        "compiled": compiled(lambda x: model(x, training=False)),
         "predict": lambda x: model.predict(x, verbose=0),
     }[runner]
     base, more = np.asarray(run(inputs)), np.asarray(run(padded))
