@@ -28,6 +28,25 @@ def pytest_configure(config):
     )
 
 
+    if keras.backend.backend() == "torch":
+        _let_numpy_read_torch_tensors()
+
+
+def _let_numpy_read_torch_tensors():
+    """`np.asarray(t)` of a torch tensor that requires grad (any layer output computed from
+    weights) raises "Can't call numpy() on Tensor that requires grad". The tests compare outputs
+    with NumPy (`np.asarray`, `np.testing.assert_allclose`, `numpy_array + tensor`) on every
+    backend, so under the torch backend the tests read tensors detached and on the CPU, the way
+    `keras.ops.convert_to_numpy` does. Test-session only: the package never relies on it."""
+    import torch
+
+    def detached_array(self, dtype=None, copy=None):
+        array = self.detach().cpu().numpy()
+        return array if dtype is None else array.astype(dtype, copy=False)
+
+    torch.Tensor.__array__ = detached_array
+
+
 def pytest_collection_modifyitems(config, items):
     backend = keras.backend.backend()
     if backend == "tensorflow":
