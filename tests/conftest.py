@@ -27,7 +27,6 @@ def pytest_configure(config):
         "skipped, with the reason, when KERAS_BACKEND is another backend",
     )
 
-
     if keras.backend.backend() == "torch":
         _let_numpy_read_torch_tensors()
 
