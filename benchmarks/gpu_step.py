@@ -104,7 +104,7 @@ def peak_for(device_name: str) -> float | None:
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--batch", default="64", help="batch size, or a comma list (64,256)")
+    p.add_argument("--batch", default=None, help="batch size, or a comma list (64,256); 64")
     p.add_argument("--length", type=int, default=128, help="source and target length")
     p.add_argument("--precision", default="bf16", help="bf16, fp32, or a comma list")
     p.add_argument("--layers", type=int, default=6, help="layers per stack")
@@ -146,7 +146,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     a = p.parse_args(argv)
     if a.tiny:
         a.layers, a.d_model, a.heads, a.dff, a.vocab, a.length = 1, 32, 2, 64, 300, 12
-        a.batch, a.warmup_steps, a.steps, a.rounds = "4", 1, 2, 2
+        a.warmup_steps, a.steps, a.rounds = 1, 2, 2
+        a.batch = a.batch or "4"
+    a.batch = a.batch or "64"
     a.batches = [int(x) for x in str(a.batch).split(",") if x.strip()]
     a.precisions = [x.strip() for x in a.precision.split(",") if x.strip()]
     a.model_names = [x.strip() for x in a.models.split(",") if x.strip()]

@@ -22,3 +22,11 @@ export TF_CPP_MIN_LOG_LEVEL=2 CUDA_VISIBLE_DEVICES=""
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/python -m pytest -q -n 2 --dist loadfile "$@"
+# The layers and model builders use keras.ops only, so they must work on every Keras backend:
+# the layer tests and the model smoke tests (marked backend_smoke) again, on JAX (CPU), where
+# anything that needs TensorFlow is skipped with its reason (tests/conftest.py). Only for the
+# whole suite (no arguments); about a minute on two cores.
+if [ $# -eq 0 ]; then
+  KERAS_BACKEND=jax .venv/bin/python -m pytest -q -n 2 --dist loadfile -m backend_smoke \
+    tests/layers tests/models
+fi

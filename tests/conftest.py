@@ -26,6 +26,11 @@ def pytest_configure(config):
         "requires_tensorflow(reason): needs the TensorFlow backend or TensorFlow itself; "
         "skipped, with the reason, when KERAS_BACKEND is another backend",
     )
+    config.addinivalue_line(
+        "markers",
+        "backend_smoke: run again on JAX by scripts/test.sh (every test under tests/layers has "
+        "it; model tests carry it by hand)",
+    )
 
     if keras.backend.backend() == "torch":
         _let_numpy_read_torch_tensors()
@@ -46,7 +51,13 @@ def _let_numpy_read_torch_tensors():
     torch.Tensor.__array__ = detached_array
 
 
+LAYER_TESTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "layers") + os.sep
+
+
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if str(item.path).startswith(LAYER_TESTS):
+            item.add_marker(pytest.mark.backend_smoke)
     backend = keras.backend.backend()
     if backend == "tensorflow":
         return
