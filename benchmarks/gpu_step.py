@@ -1,8 +1,8 @@
 """Training step of the paper's base Transformer on one accelerator: ours against Keras's layers.
 
-Needs Keras 3 and ONE backend (JAX, PyTorch or TensorFlow); nothing on its path imports
-TensorFlow unless TensorFlow is the backend, so it runs where only JAX is installed (the GPU
-machine). It builds, in one process:
+Needs Keras 3 and ONE backend (JAX, PyTorch or TensorFlow), chosen as Keras chooses it
+(KERAS_BACKEND); nothing on its path imports TensorFlow unless TensorFlow is the backend, so it
+runs where only JAX is installed (the GPU machine). It builds, in one process:
 
 * ours: `keras_transformer.models.build_transformer` (6+6 post-LN layers, d_model 512, 8 heads,
   d_ff 2048, one shared 32000-token vocabulary with tied source/target/output embeddings,
@@ -38,7 +38,6 @@ import statistics
 import sys
 import time
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import keras  # noqa: E402
