@@ -76,7 +76,7 @@ def step_flops(batch, src_len, tgt_len, layers, d_model, dff, vocab) -> float:
     """Model FLOPs of one training step (see FLOPS_FORMULA).
 
     >>> round(step_flops(64, 128, 128, 6, 512, 2048, 32000) / 1e12, 3)
-    2.911
+    3.086
     """
     b, s, t, n, d, f, v = batch, src_len, tgt_len, layers, d_model, dff, vocab
     p_enc = n * (4 * d * d + 2 * d * f)
