@@ -4,7 +4,7 @@
 #
 # The GPU machine has JAX with CUDA but neither Keras nor TensorFlow, and reaches no registry,
 # so Keras travels as wheels in the git-ignored folder .whl/. Here, once, with a registry:
-#     bash benchmarks/gpu_run.sh prepare        # downloads keras 3.15.1, namex, optree (cp312)
+#     bash benchmarks/gpu_run.sh prepare        # downloads keras 3.15.1, namex, optree, typing_extensions, packaging (cp312)
 # There, from the project root, with .whl carried (about 5 minutes; flags pass to gpu_step.py):
 #     bash benchmarks/gpu_run.sh [--precision bf16,fp32] [--rounds 5] ...
 # It writes $OUT/log and $OUT/gpu_step_<batch>x128.json. On a CPU, a smoke run of the same path:
@@ -17,7 +17,7 @@ if [ "${1:-}" = "prepare" ]; then
   mkdir -p .whl
   exec "$PYTHON" -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
     --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
-    --platform manylinux2014_x86_64 -d .whl "keras==3.15.1" namex optree
+    --platform manylinux2014_x86_64 -d .whl "keras==3.15.1" namex optree typing_extensions packaging
 fi
 
 export OUT="${OUT:-/tmp/gpu_step_out}"

@@ -140,7 +140,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--tiny",
         action="store_true",
         help="CPU smoke size: 1+1 layers, d_model 32, 2 heads, dff 64, vocab 300, length 12, "
-        "batch 4, 2 rounds of 2 steps",
+        "batch 4 unless --batch is given, 2 rounds of 2 steps (overrides the size and step flags)",
     )
     a = p.parse_args(argv)
     if a.tiny:
