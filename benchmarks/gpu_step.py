@@ -34,6 +34,7 @@ import json
 import math
 import os
 import platform
+import random
 import statistics
 import sys
 import time
@@ -347,9 +348,25 @@ def jit_setting(a) -> bool:
     return a.jit_compile == "on"
 
 
+def seed_everything(seed: int) -> None:
+    """Seeds Python, NumPy and the backend. Not `keras.utils.set_random_seed` on JAX or torch:
+    it imports TensorFlow wherever TensorFlow is installed (to seed it too), and this script must
+    not load TensorFlow beside another backend. Keras's unseeded initializers and dropout draw
+    their seeds from Python's `random`, so this keeps runs repeatable."""
+    if keras.backend.backend() == "tensorflow":
+        keras.utils.set_random_seed(seed)
+        return
+    random.seed(seed)
+    np.random.seed(seed)
+    if keras.backend.backend() == "torch":
+        import torch
+
+        torch.manual_seed(seed)
+
+
 def prepare(a, name: str, batch: int) -> dict:
     """Builds and compiles one model, and runs its warm-up fit (compilation included)."""
-    keras.utils.set_random_seed(0)
+    seed_everything(0)
     t0 = time.perf_counter()
     model = BUILDERS[name](a)
     model.compile(
