@@ -84,3 +84,22 @@ def random_ids(rng, batch, length, vocab, pad_from=None):
         for b, start in enumerate(pad_from):
             ids[b, start:] = 0
     return ids
+
+
+def compiled(fn):
+    """`fn` traced and compiled by the running backend: `tf.function` on TensorFlow,
+    `jax.jit` on JAX; on PyTorch (no graph mode worth a test's time) `fn` itself.
+
+    Lets one test check "eagerly, compiled, and through predict" on every backend without
+    importing TensorFlow where it is not the backend.
+    """
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        return tf.function(fn)
+    if backend == "jax":
+        import jax
+
+        return jax.jit(fn)
+    return fn

@@ -78,6 +78,7 @@ def test_optional_dependencies_are_extras():
     assert not [r for r in requires if r.startswith("tensorflow-datasets")]
     _requirement(extras["ted"], "tensorflow-datasets")
     _requirement(extras["dev"], "tensorflow-datasets")  # the tests use it
+    _requirement(extras["dev"], "jax")  # scripts/test.sh reruns the layer tests on JAX
     gpu = _requirement(extras["gpu"], "tensorflow[and-cuda]")
     assert gpu.endswith(_requirement(requires, "tensorflow")[len("tensorflow") :])
 

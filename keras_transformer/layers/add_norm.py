@@ -22,7 +22,8 @@ class AddNorm(keras.layers.Layer):
     Example:
     >>> import numpy as np
     >>> x = np.random.rand(2, 3, 4).astype("float32")
-    >>> np.allclose(np.asarray(AddNorm()(x, x)).mean(-1), 0.0, atol=1e-5)
+    >>> y = keras.ops.convert_to_numpy(AddNorm()(x, x))  # any backend's tensor as NumPy
+    >>> np.allclose(y.mean(-1), 0.0, atol=1e-5)
     True
 
     Reference:

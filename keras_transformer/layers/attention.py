@@ -102,7 +102,7 @@ def scaled_dot_product_attention(
     query, key, value = (ops.convert_to_tensor(t) for t in (query, key, value))
     mask = None if mask is None else ops.cast(mask, "bool")
     dropout_active = bool(training) and dropout_rate > 0
-    if not return_weights and not dropout_active and _fused_attention_enabled(query):
+    if not return_weights and not dropout_active and _fused_attention_enabled(query, value):
         return _fused_attention(query, key, value, mask), None
     # Q / sqrt(d_k) before the product: the same scores as dividing QK^T, on fewer numbers.
     query = query * ops.cast(1.0 / math.sqrt(float(query.shape[-1])), query.dtype)
@@ -143,11 +143,13 @@ def _gpu_backend() -> bool:
     return False  # TensorFlow's keras.ops.dot_product_attention is not a fused kernel
 
 
-def _fused_attention_enabled(query) -> bool:
+def _fused_attention_enabled(query, value) -> bool:
     enabled = _FUSED["enabled"]
     if enabled is None:
         enabled = _gpu_backend()
-    return bool(enabled) and len(query.shape) == 4
+    # The fused kernels take (batch, heads, len, dim) with one head size for q, k and v.
+    same_size = query.shape[-1] == value.shape[-1]
+    return bool(enabled) and len(query.shape) == 4 and same_size
 
 
 def _fused_attention(query, key, value, mask):

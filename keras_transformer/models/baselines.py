@@ -67,7 +67,7 @@ def build_rnn_seq2seq(
     >>> import numpy as np
     >>> model = build_rnn_seq2seq(30, 40, cell="gru", units=16, attention="bahdanau")
     >>> logits = model({"source": np.array([[5, 6, 7, 0]]), "target": np.array([[2, 8, 9]])})
-    >>> tuple(logits.shape), logits.dtype.name
+    >>> tuple(logits.shape), keras.backend.standardize_dtype(logits.dtype)
     ((1, 3, 40), 'float32')
 
     Reference:
@@ -136,7 +136,7 @@ def build_cnn_seq2seq(
     >>> import numpy as np
     >>> model = build_cnn_seq2seq(30, 40, filters=16, kernel_size=3, num_layers=2)
     >>> logits = model({"source": np.array([[5, 6, 7, 0]]), "target": np.array([[2, 8, 9]])})
-    >>> tuple(logits.shape), logits.dtype.name
+    >>> tuple(logits.shape), keras.backend.standardize_dtype(logits.dtype)
     ((1, 3, 40), 'float32')
 
     Reference:

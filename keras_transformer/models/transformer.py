@@ -38,7 +38,7 @@ def build_transformer(
     >>> import numpy as np
     >>> model = build_transformer(100, 120, num_layers=1, d_model=16, num_heads=2, dff=32)
     >>> logits = model({"source": np.array([[5, 6, 7, 0]]), "target": np.array([[2, 8, 9]])})
-    >>> tuple(logits.shape), logits.dtype.name
+    >>> tuple(logits.shape), keras.backend.standardize_dtype(logits.dtype)
     ((1, 3, 120), 'float32')
 
     Reference:

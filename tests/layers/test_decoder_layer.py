@@ -53,7 +53,7 @@ def test_equals_keras_layers_wired_by_hand(norm_first):
         lambda h: cross_mha(h, ctx),
         lambda h: outer(inner(h)),
     ]
-    expected = x
+    expected = keras.ops.convert_to_tensor(x)  # tensor + tensor on every backend
     for sublayer, norm in zip(sublayers, norms, strict=True):
         if norm_first:
             expected = expected + sublayer(norm(expected))

@@ -24,6 +24,7 @@ def reference_encoder_layer(layer, x, padding_mask, norm_first):
     outer.set_weights(weights[12:14])
     norm2.set_weights(weights[14:16])
     mask = padding_mask[:, None, :]  # (batch, 1, seq_len)
+    x = keras.ops.convert_to_tensor(x)  # tensor + tensor on every backend (torch too)
     if norm_first:
         h = x + mha(norm1(x), norm1(x), attention_mask=mask)
         return h + outer(inner(norm2(h)))

@@ -70,6 +70,13 @@ def keras_suite(tmp_path_factory) -> tuple[dict[str, str], str]:
     return outcomes(work / "junit.xml"), run.stdout
 
 
+SUITE_ON_TENSORFLOW = pytest.mark.requires_tensorflow(
+    "runs Keras's own MultiHeadAttention tests in a TensorFlow-backend subprocess (minutes); "
+    "the TensorFlow run of the suite covers it"
+)
+
+
+@SUITE_ON_TENSORFLOW
 def test_keras_tests_pass_outside_the_documented_differences(keras_suite):
     results, log = keras_suite
     assert len(results) > 30, f"too few of Keras's tests ran: {sorted(results)}"
@@ -81,6 +88,7 @@ def test_keras_tests_pass_outside_the_documented_differences(keras_suite):
     )
 
 
+@SUITE_ON_TENSORFLOW
 def test_documented_differences_still_differ(keras_suite):
     """A listed test that passes is a stale entry: the docs would claim a difference that is gone."""
     results, _ = keras_suite

@@ -3,12 +3,16 @@
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from keras_transformer.models import build_cnn_seq2seq, build_rnn_seq2seq
 from keras_transformer.models.baselines import ApplyPaddingMask
 from keras_transformer.training import MaskedSparseCategoricalCrossentropy
-from tests.helpers import assert_config_round_trip, assert_save_load_identical, random_ids
+from tests.helpers import (
+    assert_config_round_trip,
+    assert_save_load_identical,
+    compiled,
+    random_ids,
+)
 
 RNG = np.random.default_rng(3)
 
@@ -42,13 +46,13 @@ def test_shapes_padding_invariance_and_save_load(name, tmp_path):
     assert logits.shape == (2, 4, 25) and logits.dtype == np.float32
 
     # Appending padding to the source (and to the target) changes no real logit:
-    # eagerly, under tf.function and through predict.
+    # eagerly, compiled (tf.function / jax.jit) and through predict.
     padded = {
         "source": np.pad(inputs["source"], ((0, 0), (0, 5))),
         "target": np.pad(inputs["target"], ((0, 0), (0, 2))),
     }
     real = inputs["target"] != 0  # (batch, tgt_len)
-    for run in (model, tf.function(model), lambda x: model.predict(x, verbose=0)):
+    for run in (model, compiled(model), lambda x: model.predict(x, verbose=0)):
         longer = np.asarray(run(padded))[:, :4]
         np.testing.assert_allclose(longer[real], logits[real], atol=1e-5)
     # ... and junk in the padded source positions is invisible too.
