@@ -19,8 +19,10 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from keras_transformer._validation import check_choice
 from keras_transformer.analysis import complexity, gradients, long_range, operations
 from keras_transformer.analysis.timing import first_length_slower, fit_time_curve, timing_sweep
+from keras_transformer.choices import COMPARISON_SIZES
 from keras_transformer.plots import figure
 from keras_transformer.plots import save as _save
 
@@ -79,7 +81,7 @@ SIZES: dict[str, dict[str, Any]] = {
         },
     },
 }
-"""Settings of each size of `run_comparison`: `"tiny"` (seconds, for tests; the numbers only
+"""Settings of each size of `run_comparison` (its keys are `choices.COMPARISON_SIZES`): `"tiny"` (seconds, for tests; the numbers only
 show the directions), `"quick"` (a few minutes on a 2-core CPU, `compare --quick`), `"full"`
 (the default, under 20 minutes on a 2-core CPU)."""
 
@@ -171,8 +173,7 @@ def run_comparison(
     >>> SIZES["quick"]["long_range"]["distances"]
     [1, 8]
     """
-    if size not in SIZES:
-        raise ValueError(f"size={size!r} is not known; choose one of {list(SIZES)}")
+    check_choice("size", size, COMPARISON_SIZES)
     settings = copy.deepcopy(SIZES[size])
     say = progress or (lambda message: None)
     environment = {

@@ -4,7 +4,7 @@ import json
 import os
 import time
 
-from keras_transformer.choices import BENCHMARK_MODELS, BENCHMARK_PRECISIONS, BENCHMARK_SIZES
+from keras_transformer.choices import BENCHMARK_MODELS, BENCHMARK_SIZES, DTYPE_POLICIES
 
 
 def register(sub) -> None:
@@ -36,7 +36,7 @@ def register(sub) -> None:
     p.add_argument(
         "--precision",
         nargs="+",
-        choices=tuple(BENCHMARK_PRECISIONS),
+        choices=tuple(DTYPE_POLICIES),
         default=["fp32"],
         help="fp32, bf16 (mixed_bfloat16), fp16 (mixed_float16)",
     )
@@ -97,7 +97,7 @@ def _benchmark(args) -> int:
     if not models:
         raise ValueError("no model left to benchmark; pass --models ours (and peers)")
     xla = {"off": (False,), "on": (True,), "both": (False, True)}[args.xla]
-    precisions = [BENCHMARK_PRECISIONS[p] for p in dict.fromkeys(args.precision)]
+    precisions = [DTYPE_POLICIES[p] for p in dict.fromkeys(args.precision)]
     variants = [(m, jit, p) for p in precisions for jit in xla for m in models]
 
     info = machine_info()
