@@ -126,6 +126,21 @@ def _wiring_candidates(build, sublayers):
         yield build(wirings), message
 
 
+def _activation_candidates(layer):
+    """(output, mistake) pairs of the feed-forward activation: `layer(activation=...)` computes
+    the whole layer in NumPy with that activation."""
+    yield (
+        layer(activation="none"),
+        "no ReLU in the feed-forward network: FFN(h) = max(0, h W1 + b1) W2 + b2 "
+        "(section 3.3 of the paper)",
+    )
+    yield (
+        layer(activation="gelu"),
+        "GELU in the feed-forward network; the paper's is ReLU, FFN(h) = max(0, h W1 + b1) W2 "
+        "+ b2 (section 3.3 of the paper)",
+    )
+
+
 def diagnose(out, candidates, real):
     """The message of the first candidate equal to `out` at every position, else of the first
     equal to it at the real positions where `out` is finite (padded positions may differ)."""
@@ -210,16 +225,7 @@ def encoder_candidates(x, arrays, heads, padding):
         "the feed-forward network reads the layer input x; it reads the self-attention "
         "sub-layer's output h = LayerNorm(x + MultiHead(x, x, x)): LayerNorm(h + FFN(h))",
     )
-    yield (
-        encoder(activation="none"),
-        "no ReLU in the feed-forward network: FFN(h) = max(0, h W1 + b1) W2 + b2 "
-        "(section 3.3 of the paper)",
-    )
-    yield (
-        encoder(activation="gelu"),
-        "GELU in the feed-forward network; the paper's is ReLU, FFN(h) = max(0, h W1 + b1) W2 "
-        "+ b2 (section 3.3 of the paper)",
-    )
+    yield from _activation_candidates(encoder)
 
 
 DECODER_RIGHT = (
@@ -331,16 +337,7 @@ def decoder_candidates(x, context, arrays, heads, src_pad):
             f"the feed-forward network reads {name}; it reads the cross-attention sub-layer's "
             "output h2: LayerNorm(h2 + FFN(h2))",
         )
-    yield (
-        decoder(activation="none"),
-        "no ReLU in the feed-forward network: FFN(h) = max(0, h W1 + b1) W2 + b2 "
-        "(section 3.3 of the paper)",
-    )
-    yield (
-        decoder(activation="gelu"),
-        "GELU in the feed-forward network; the paper's is ReLU, FFN(h) = max(0, h W1 + b1) W2 "
-        "+ b2 (section 3.3 of the paper)",
-    )
+    yield from _activation_candidates(decoder)
 
 
 def _plain(x):
