@@ -19,6 +19,7 @@ SUBMODULES = (
     "models",
     "plots",
     "training",
+    "visualization",
 )
 
 REGISTERING_MODULES = (

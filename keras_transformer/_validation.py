@@ -2,6 +2,8 @@
 
 A value of the wrong type raises `TypeError`; a value of the right type outside its range
 raises `ValueError`. Each message names the argument, the value received and what to pass.
+Every layer, config and data function checks its arguments here (the command line's argparse
+types in `commands/_arguments.py` share `interval` and `in_interval`).
 """
 
 import math
@@ -10,9 +12,20 @@ import re
 from typing import Any
 
 
+def is_int(value: Any) -> bool:
+    """True for a Python or NumPy integer that is not a bool (`True` is an int to Python, never
+    a size here).
+
+    Example:
+    >>> [is_int(v) for v in (0, 7, True, 1.0, "3", None)]
+    [True, True, False, False, False, False]
+    """
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
 def check_int(name: str, value: Any, *, minimum: int | None = 1, hint: str = "") -> int:
     """Returns `value` if it is an int (not a bool) `>= minimum` (None: any int); `hint` ends
-    the messages.
+    the messages. Counts that may be 0 pass `minimum=0`.
 
     Raises:
         TypeError: `value` is not an int.
@@ -25,8 +38,12 @@ def check_int(name: str, value: Any, *, minimum: int | None = 1, hint: str = "")
     Traceback (most recent call last):
     ...
     ValueError: num_layers must be a positive integer; received num_layers=0.
+    >>> check_int("max_length", 2, minimum=3)
+    Traceback (most recent call last):
+    ...
+    ValueError: max_length must be an integer >= 3; received max_length=2.
     """
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+    if not is_int(value):
         raise TypeError(f"{name} must be an integer; received {name}={value!r}.{hint}")
     if minimum is not None and value < minimum:
         kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
@@ -37,6 +54,33 @@ def check_int(name: str, value: Any, *, minimum: int | None = 1, hint: str = "")
 def check_positive_int(name: str, value: Any) -> int:
     """Returns `value` if it is an int > 0 (`TypeError` / `ValueError` otherwise)."""
     return check_int(name, value, minimum=1)
+
+
+def check_seed(value: Any) -> int:
+    """A seed is an int >= 0 (NumPy's `default_rng` rejects negatives)."""
+    return check_int("seed", value, minimum=0)
+
+
+def check_length_range(name: str, value: Any, *, minimum: int = 1) -> tuple[int, int]:
+    """Returns `(low, high)` from an int `n` (meaning `(n, n)`) or a pair of ints, inclusive,
+    `minimum <= low <= high`.
+
+    Example:
+    >>> check_length_range("length", 4), check_length_range("length", [2, 5])
+    ((4, 4), (2, 5))
+    >>> check_length_range("length", (5, 2))
+    Traceback (most recent call last):
+    ...
+    ValueError: length must be an int or a (min, max) pair with 1 <= min <= max, e.g. (4, 8); received length=(5, 2).
+    """
+    pair = (value, value) if is_int(value) else value
+    kind = f"an int or a (min, max) pair with {minimum} <= min <= max, e.g. (4, 8)"
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2 or not all(map(is_int, pair)):
+        raise TypeError(f"{name} must be {kind}; received {name}={value!r}.")
+    low, high = pair
+    if low < minimum or high < low:
+        raise ValueError(f"{name} must be {kind}; received {name}={tuple(pair)!r}.")
+    return int(low), int(high)
 
 
 def check_number(
@@ -66,16 +110,45 @@ def check_number(
     ...
     ValueError: dropout must be a number in [0, 1); received dropout=1.0.
     """
-    low = "(-inf" if minimum is None else f"{'(' if open_minimum else '['}{minimum:g}"
-    high = "inf)" if maximum is None else f"{maximum:g}{')' if open_maximum else ']'}"
-    span = f"{low}, {high}"
+    ends = dict(open_minimum=open_minimum, open_maximum=open_maximum)
+    span = interval(minimum, maximum, **ends)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number in {span}; received {name}={value!r}.{hint}")
-    below = minimum is not None and (value <= minimum if open_minimum else value < minimum)
-    above = maximum is not None and (value >= maximum if open_maximum else value > maximum)
-    if not math.isfinite(value) or below or above:
+    if not in_interval(value, minimum, maximum, **ends):
         raise ValueError(f"{name} must be a number in {span}; received {name}={value!r}.{hint}")
     return float(value)
+
+
+def interval(
+    minimum: float | None,
+    maximum: float | None = None,
+    *,
+    open_minimum: bool = False,
+    open_maximum: bool = True,
+) -> str:
+    """The range `[minimum, maximum)` as the messages write it (`None`: unbounded).
+
+    Example:
+    >>> interval(0.0, 1.0), interval(0.0, None, open_minimum=True), interval(0, 1, open_maximum=False)
+    ('[0, 1)', '(0, inf)', '[0, 1]')
+    """
+    low = "(-inf" if minimum is None else f"{'(' if open_minimum else '['}{minimum:g}"
+    high = "inf)" if maximum is None else f"{maximum:g}{')' if open_maximum else ']'}"
+    return f"{low}, {high}"
+
+
+def in_interval(
+    value: float,
+    minimum: float | None,
+    maximum: float | None = None,
+    *,
+    open_minimum: bool = False,
+    open_maximum: bool = True,
+) -> bool:
+    """True if `value` is finite and inside `interval(minimum, maximum, ...)`."""
+    below = minimum is not None and (value <= minimum if open_minimum else value < minimum)
+    above = maximum is not None and (value >= maximum if open_maximum else value > maximum)
+    return math.isfinite(value) and not below and not above
 
 
 def check_rate(name: str, value: Any) -> float:
@@ -83,13 +156,44 @@ def check_rate(name: str, value: Any) -> float:
     return check_number(name, value, 0.0, 1.0, hint=" Use 0.0 to disable it.")
 
 
-def check_divisible(d_model: int, num_heads: int) -> None:
-    """Raise `ValueError` unless `d_model` splits evenly into `num_heads` heads."""
-    if d_model % num_heads:
+def check_probability(name: str, value: Any) -> float:
+    """Returns `value` if it is a number in [0, 1] (a share of tokens, which may be all)."""
+    return check_number(name, value, 0.0, 1.0, open_maximum=False)
+
+
+def check_divisible(d_model: int, num_heads: int, *, flags: bool = False) -> None:
+    """Raise `ValueError` unless `d_model` splits evenly into `num_heads` heads; the message
+    names the nearest sizes that do (`flags`: worded for the command line's `--d-model` and
+    `--num-heads`).
+
+    Example:
+    >>> check_divisible(130, 4)
+    Traceback (most recent call last):
+    ...
+    ValueError: d_model=130 must be divisible by num_heads=4 (each head gets d_model / num_heads dimensions); use d_model=128 or 132, or num_heads=2, 5 or 10, or pass key_dim explicitly.
+    >>> check_divisible(130, 4, flags=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: --d-model 130 is not divisible by --num-heads 4 (each head gets d_model / num_heads dimensions); use --d-model 128 or 132, or --num-heads 2, 5 or 10.
+    """
+    if d_model % num_heads == 0:
+        return
+    lower = d_model - d_model % num_heads
+    sizes = " or ".join(str(n) for n in (lower, lower + num_heads) if n > 0)
+    divisors = [n for n in range(2, d_model + 1) if d_model % n == 0] or [1]
+    heads = sorted(sorted(divisors, key=lambda n: (abs(n - num_heads), n))[:3])
+    heads_text = ", ".join(map(str, heads[:-1])) + (" or " if len(heads) > 1 else "")
+    heads_text += str(heads[-1])
+    why = "(each head gets d_model / num_heads dimensions)"
+    if flags:
         raise ValueError(
-            f"d_model={d_model} must be divisible by num_heads={num_heads}; pick "
-            f"num_heads among the divisors of d_model or pass key_dim explicitly."
+            f"--d-model {d_model} is not divisible by --num-heads {num_heads} {why}; use "
+            f"--d-model {sizes}, or --num-heads {heads_text}."
         )
+    raise ValueError(
+        f"d_model={d_model} must be divisible by num_heads={num_heads} {why}; use "
+        f"d_model={sizes}, or num_heads={heads_text}, or pass key_dim explicitly."
+    )
 
 
 def check_choice(name: str, value: Any, choices) -> Any:

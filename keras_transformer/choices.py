@@ -30,22 +30,40 @@ TASKS: tuple[str, ...] = (*TRANSLATION_TASKS, *TOKEN_TASKS, *SEQUENCE_TASKS)
 DATA_SIZED_TASKS: tuple[str, ...] = ("tsv", "spa_eng")
 """Tasks whose sizes left unset are chosen from the corpus (`training.planning`)."""
 
-PRECISIONS: dict[str | None, str] = {
-    None: "float32",
-    "none": "float32",
+DTYPE_POLICIES: dict[str, str] = {
+    "fp32": "float32",
     "bf16": "mixed_bfloat16",
     "fp16": "mixed_float16",
 }
-"""Keras dtype policies of `--mixed-precision`; `"auto"` resolves to one of them."""
+"""The precisions the package trains and times at: short name -> Keras dtype policy, and the
+values of `keras-transformer benchmark --precision`. The one vocabulary; the lists below are
+derived from it."""
 
-PRECISION_FLAGS: tuple[str, ...] = ("auto", "bf16", "fp16", "none")
-"""Values of `--mixed-precision` (`TrainConfig.mixed_precision` also takes None for "none")."""
+MIXED_PRECISIONS: dict[str, str] = {k: v for k, v in DTYPE_POLICIES.items() if k != "fp32"}
+"""The mixed precisions: bf16, fp16."""
+
+PRECISIONS: dict[str | None, str] = {
+    None: DTYPE_POLICIES["fp32"],
+    "none": DTYPE_POLICIES["fp32"],
+    **MIXED_PRECISIONS,
+}
+"""Keras dtype policies of `train --mixed-precision` ("none": no mixed precision, float32;
+`TrainConfig.mixed_precision` also takes None); `"auto"` resolves to one of them."""
+
+PRECISION_FLAGS: tuple[str, ...] = ("auto", *MIXED_PRECISIONS, "none")
+"""Values of `train --mixed-precision`."""
+
+PRECISION_NAMES: dict[str, str] = {policy: name for name, policy in DTYPE_POLICIES.items()}
+"""The short name of each dtype policy (`"mixed_bfloat16"` -> `"bf16"`), for tables."""
 
 JIT_COMPILE: tuple[str, ...] = ("auto", "on", "off")
-"""Values of `--jit-compile` / `TrainConfig.jit_compile`."""
+"""Values of `--jit-compile` (`train`, `translate`) and `TrainConfig.jit_compile`."""
 
-PRETRAIN_FINETUNE_TASKS: tuple[str, ...] = ("reviews", "imdb")
-"""The sequence-classification tasks `pretrain --finetune-task` compares on."""
+PRETRAIN_FINETUNE_TASKS: tuple[str, ...] = SEQUENCE_TASKS
+"""The sequence-classification tasks `pretrain --finetune-task` compares on: every one."""
+
+COMPARISON_SIZES: tuple[str, ...] = ("tiny", "quick", "full")
+"""`keras-transformer compare --size`: the keys of `analysis.comparison.SIZES`."""
 
 BENCHMARK_SIZES: dict[str, dict[str, int]] = {
     "tutorial": dict(
@@ -59,10 +77,3 @@ and `tiny` (seconds: tests, a first look). Real lengths are uniform in `[length 
 
 BENCHMARK_MODELS: tuple[str, ...] = ("ours", "keras_mha", "keras_hub", "tutorial")
 """`keras-transformer benchmark --models`: ours, Keras's MultiHeadAttention, KerasHub, the TF tutorial."""
-
-BENCHMARK_PRECISIONS: dict[str, str] = {
-    "fp32": "float32",
-    "bf16": "mixed_bfloat16",
-    "fp16": "mixed_float16",
-}
-"""`keras-transformer benchmark --precision`: the Keras dtype policy of each flag."""

@@ -1,4 +1,6 @@
-"""Assertions reused across test files: config round trip and .keras save/load."""
+"""What several test files share: config round trip and .keras save/load, small sizes, ids,
+corpora and the tokenizer round trip. Imports no TensorFlow at the top (the layer and model
+tests also run under JAX)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,39 @@ TINY_MODEL_ARGS = "--num-layers 1 --d-model 16 --num-heads 2 --dff 32".split()
 TINY_SOURCES = ["one two three", "four five", "six seven eight nine", "ten", "two four six"]
 TINY_TARGETS = ["un deux trois", "quatre cinq", "six sept huit neuf", "dix", "deux quatre six"]
 TINY_MAX_LENGTH = 10
+
+SMALL_MODEL = dict(num_layers=2, d_model=16, num_heads=2, dff=32, max_length=32)
+"""The sizes of the model-builder tests: two layers, two heads, seconds to build and save."""
+
+
+def repeated_corpus(num_pairs: int, source_words: int = 10, target_words: int = 12):
+    """`num_pairs` copies of one pair of `source_words` and `target_words` distinct words: a
+    corpus whose statistics (pairs, words, types, lengths) are known exactly."""
+    source = " ".join(f"s{i}" for i in range(source_words))
+    target = " ".join(f"t{i}" for i in range(target_words))
+    return [(source, target)] * num_pairs
+
+
+def decoded(tensor) -> list[str]:
+    """A string tensor `(batch,)` as Python strings."""
+    return [s.decode("utf-8") for s in tensor.numpy().tolist()]
+
+
+def round_trip_module(tokenizer):
+    """A `tf.Module` whose call is `detokenize(tokenize(strings))` in one traced graph, to save
+    as a SavedModel and reload: what a server runs."""
+    import tensorflow as tf
+
+    class RoundTrip(tf.Module):
+        def __init__(self, tokenizer):
+            super().__init__()
+            self.tokenizer = tokenizer
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+        def __call__(self, strings):
+            return self.tokenizer.detokenize(self.tokenizer.tokenize(strings))
+
+    return RoundTrip(tokenizer)
 
 
 def assert_config_round_trip(layer: keras.layers.Layer, **arguments) -> None:

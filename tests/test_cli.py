@@ -194,6 +194,27 @@ def test_user_error_type_is_one_line(monkeypatch, capsys):
     )
 
 
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["benchmark", "--size", "tiny", "--steps", "0"], "--steps 0 must be a positive integer"),
+        (["exercises", "--tutorials", "{empty}", "--out", "{out}"], "has a cell tagged 'exercise'"),
+    ],
+)
+def test_commands_report_bad_input_as_the_packages_user_error(
+    argv, needle, monkeypatch, capsys, tmp_path
+):
+    """Only `UserInputError` (and OSError) count as the user's here: a command that raised a
+    plain ValueError for bad input would be reported as an internal error."""
+    from keras_transformer.errors import UserInputError
+
+    monkeypatch.setattr(cli, "user_error", lambda e: isinstance(e, (UserInputError, OSError)))
+    argv = [a.format(empty=tmp_path, out=tmp_path / "out") for a in argv]
+    assert cli.main(argv) == cli.EXIT_USER_ERROR
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and needle in err, err
+
+
 def test_verbose_raises_the_package_log_level():
     import logging
 

@@ -36,11 +36,11 @@ import numpy as np
 import tensorflow as tf
 
 from keras_transformer import training as training_module
-from keras_transformer.choices import BENCHMARK_MODELS, BENCHMARK_SIZES
+from keras_transformer._validation import check_choice
+from keras_transformer.choices import BENCHMARK_MODELS, BENCHMARK_SIZES, PRECISION_NAMES
 from keras_transformer.layers import PaddingMask, PositionalEmbedding
 from keras_transformer.models import build_transformer
 
-PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 BLOCK_SIZES = ("num_layers", "d_model", "num_heads", "dff")
 
 
@@ -306,10 +306,8 @@ def compile_model(
     attention_dropout: float = 0.0,
 ) -> keras.Model:
     """Builds and compiles one benchmarked model under the dtype policy `precision`."""
-    if model not in BUILDERS:
-        raise ValueError(f"model={model!r} is not one of {BENCHMARK_MODELS}")
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision={precision!r} is not one of {PRECISIONS}")
+    check_choice("model", model, BENCHMARK_MODELS)
+    check_choice("precision", precision, tuple(PRECISION_NAMES))
     previous = keras.mixed_precision.global_policy().name
     keras.mixed_precision.set_global_policy(precision)
     try:
@@ -327,7 +325,7 @@ def compile_model(
 
 def variant_name(model: str, jit_compile: bool, precision: str) -> str:
     """`"ours xla bf16"` style label."""
-    short = {"float32": "fp32", "mixed_bfloat16": "bf16", "mixed_float16": "fp16"}[precision]
+    short = PRECISION_NAMES[precision]
     return f"{model} {'xla' if jit_compile else 'no-xla'} {short}"
 
 

@@ -6,6 +6,8 @@ import functools
 import math
 import textwrap
 
+from keras_transformer._validation import in_interval, interval
+
 
 def float_flag(
     minimum: float,
@@ -14,7 +16,8 @@ def float_flag(
     open_minimum: bool = False,
     open_maximum: bool = True,
 ):
-    """An argparse `type=` for a finite float in `[minimum, maximum)` (ends per `open_*`).
+    """An argparse `type=` for a finite float in `[minimum, maximum)` (ends per `open_*`): the
+    range of `_validation.check_number`, worded for a flag.
 
     Example:
     >>> rate = float_flag(0.0, 1.0)
@@ -23,10 +26,10 @@ def float_flag(
     >>> rate("nan")
     Traceback (most recent call last):
     ...
-    argparse.ArgumentTypeError: 'nan' is not a finite number; give a number in [0.0, 1.0).
+    argparse.ArgumentTypeError: 'nan' is not a finite number; give a number in [0, 1).
     """
-    low, high = "(" if open_minimum else "[", ")" if open_maximum else "]"
-    span = f"{low}{minimum}, inf)" if maximum is None else f"{low}{minimum}, {maximum}{high}"
+    ends = dict(open_minimum=open_minimum, open_maximum=open_maximum)
+    span = interval(minimum, maximum, **ends)
 
     def fail(problem: str) -> argparse.ArgumentTypeError:
         return argparse.ArgumentTypeError(f"{problem}; give a number in {span}.")
@@ -38,9 +41,7 @@ def float_flag(
             raise fail(f"{text!r} is not a number") from None
         if not math.isfinite(value):
             raise fail(f"{text!r} is not a finite number")
-        below = value <= minimum if open_minimum else value < minimum
-        above = maximum is not None and (value >= maximum if open_maximum else value > maximum)
-        if below or above:
+        if not in_interval(value, minimum, maximum, **ends):
             raise fail(f"{text} is outside {span}")
         return value
 

@@ -17,7 +17,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from keras_transformer.attention_page import write_attention_page
+    from keras_transformer.visualization.attention_page import write_attention_page
 
     print(write_attention_page(args.run_dir, args.text, args.out))
     return 0

@@ -4,7 +4,8 @@ import json
 import os
 import time
 
-from keras_transformer.choices import BENCHMARK_MODELS, BENCHMARK_PRECISIONS, BENCHMARK_SIZES
+from keras_transformer.choices import BENCHMARK_MODELS, BENCHMARK_SIZES, DTYPE_POLICIES
+from keras_transformer.errors import UserInputError
 
 
 def register(sub) -> None:
@@ -36,7 +37,7 @@ def register(sub) -> None:
     p.add_argument(
         "--precision",
         nargs="+",
-        choices=tuple(BENCHMARK_PRECISIONS),
+        choices=tuple(DTYPE_POLICIES),
         default=["fp32"],
         help="fp32, bf16 (mixed_bfloat16), fp16 (mixed_float16)",
     )
@@ -80,7 +81,7 @@ def _benchmark(args) -> int:
     tf.get_logger().setLevel("ERROR")
     for name in ("steps", "repeats", "new_tokens", "decode_batch"):
         if (value := getattr(args, name)) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} {value} must be a positive integer")
+            raise UserInputError(f"--{name.replace('_', '-')} {value} must be a positive integer")
     if args.json and os.path.isdir(args.json):
         raise IsADirectoryError(f"--json {args.json} is a directory; pass a file name")
     start = time.perf_counter()
@@ -95,9 +96,9 @@ def _benchmark(args) -> int:
         )
         models.remove("keras_hub")
     if not models:
-        raise ValueError("no model left to benchmark; pass --models ours (and peers)")
+        raise UserInputError("no model left to benchmark; pass --models ours (and peers)")
     xla = {"off": (False,), "on": (True,), "both": (False, True)}[args.xla]
-    precisions = [BENCHMARK_PRECISIONS[p] for p in dict.fromkeys(args.precision)]
+    precisions = [DTYPE_POLICIES[p] for p in dict.fromkeys(args.precision)]
     variants = [(m, jit, p) for p in precisions for jit in xla for m in models]
 
     info = machine_info()

@@ -3,6 +3,8 @@
 import os
 import time
 
+from keras_transformer.choices import COMPARISON_SIZES
+
 
 def register(sub) -> None:
     p = sub.add_parser(
@@ -17,7 +19,7 @@ def register(sub) -> None:
     )
     size.add_argument(
         "--size",
-        choices=("tiny", "quick", "full"),
+        choices=COMPARISON_SIZES,
         default=None,
         help="tiny (seconds, for tests), quick (= --quick) or full (default, < 20 min on 2 cores)",
     )

@@ -3,6 +3,8 @@
 import os
 import pathlib
 
+from keras_transformer.errors import UserInputError
+
 
 def register(sub) -> None:
     p = sub.add_parser(
@@ -26,7 +28,7 @@ def run(args) -> int:
     tutorials = notebooks.tutorials_dir() if args.tutorials is None else args.tutorials
     written = notebooks.write_student_notebooks(tutorials, args.out)
     if not written:
-        raise ValueError(
+        raise UserInputError(
             f"no notebook in --tutorials {tutorials} has a cell tagged "
             f"'exercise'; pass the folder of the course notebooks"
         )

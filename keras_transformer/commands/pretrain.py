@@ -2,7 +2,7 @@
 
 import argparse
 
-from keras_transformer.choices import PRETRAIN_FINETUNE_TASKS
+from keras_transformer.choices import SEQUENCE_TASKS
 from keras_transformer.commands._arguments import (
     FRACTION,
     POSITIVE,
@@ -38,7 +38,7 @@ def register(sub) -> None:
     )
     p.add_argument(
         "--finetune-task",
-        choices=("auto", *PRETRAIN_FINETUNE_TASKS, "none"),
+        choices=("auto", *SEQUENCE_TASKS, "none"),
         help="then fine-tune on this task from the pre-trained encoder and from scratch "
         "(auto: reviews for the reviews corpus, else none)",
     )

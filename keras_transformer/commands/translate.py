@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 
+from keras_transformer.choices import JIT_COMPILE
 from keras_transformer.commands._arguments import OneLineArgumentParser, add_search_options
 from keras_transformer.errors import UserInputError
 
@@ -30,7 +31,7 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--jit-compile",
-        choices=("auto", "on", "off"),
+        choices=JIT_COMPILE,
         default="auto",
         help="compile the search with XLA (once per power-of-two batch size). auto: "
         "on for the cached search, for --no-cache only on a GPU",

@@ -1,7 +1,12 @@
-"""The course's notebooks: the tutorials shipped with the package and their student versions.
+"""The course's code: the tutorials shipped with the package, their student versions, and the
+checkers the notebooks call.
 
 `notebooks.tutorials_dir()` finds the tutorial notebooks (package data of an installed wheel);
 `notebooks.write_student_notebooks()` writes them with the exercise bodies removed, as
-`keras-transformer exercises --out DIR` does. The checkers the notebooks call are
-`keras_transformer.exercises`. Imports no TensorFlow.
+`keras-transformer exercises --out DIR` does (imports no TensorFlow).
+
+The checkers' public names are `keras_transformer.exercises.check_...`; they live here, split by
+what they do: `attention_checks` (notebooks 01-03), `layer_checks` (04-05) and `model_checks`
+(06-07) probe a student's code, `checking` runs it and words the failure, `references` computes
+each piece in NumPy with the known mistakes switched in, `diagnosis` names the mistake.
 """

@@ -4,11 +4,8 @@ token (O(1) new positions); without, it re-runs the decoder on the prefix (O(t))
 import keras
 import tensorflow as tf
 
+from keras_transformer._validation import is_int
 from keras_transformer.layers import PositionalEmbedding
-
-
-def _is_int(value) -> bool:  # Python and NumPy integers, not bools
-    return not isinstance(value, bool) and hasattr(value, "__index__")
 
 
 def position_limit(model: keras.Model) -> int | None:
@@ -44,7 +41,7 @@ class IncrementalDecoder:
         use_cache: bool = True,
         static_shapes: bool = False,
     ):
-        if not _is_int(max_length) or max_length < 2:
+        if not is_int(max_length) or max_length < 2:
             raise ValueError(
                 f"max_length must be an integer >= 2 ([START] and one generated "
                 f"token); received max_length={max_length!r}."

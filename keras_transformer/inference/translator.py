@@ -9,9 +9,11 @@ from collections.abc import Sequence
 import keras
 import tensorflow as tf
 
+from keras_transformer._validation import is_int
+from keras_transformer.choices import JIT_COMPILE
 from keras_transformer.data import WordPieceTokenizer, encode_source
 from keras_transformer.errors import OldWeightsLayoutError
-from keras_transformer.inference.incremental import IncrementalDecoder, _is_int, position_limit
+from keras_transformer.inference.incremental import IncrementalDecoder, position_limit
 from keras_transformer.inference.search import beam_search, greedy_search
 from keras_transformer.runs import run_files
 
@@ -20,15 +22,12 @@ logger = logging.getLogger(__name__)
 
 def check_beam_size(beam_size) -> int:
     """Return `beam_size` if it is an integer >= 1, else raise `ValueError`."""
-    if not _is_int(beam_size) or beam_size < 1:
+    if not is_int(beam_size) or beam_size < 1:
         raise ValueError(
             f"beam_size must be an integer >= 1 (1 = greedy search); received "
             f"beam_size={beam_size!r}."
         )
     return int(beam_size)
-
-
-JIT_COMPILE_SETTINGS = ("auto", "on", "off")
 
 
 def resolve_jit_compile(jit_compile: bool | str = "auto", use_cache: bool = True) -> bool:
@@ -52,7 +51,7 @@ def resolve_jit_compile(jit_compile: bool | str = "auto", use_cache: bool = True
     """
     if isinstance(jit_compile, bool):
         return jit_compile
-    if jit_compile not in JIT_COMPILE_SETTINGS:
+    if jit_compile not in JIT_COMPILE:
         raise ValueError(
             f"jit_compile must be True, False, 'auto', 'on' or 'off'; received "
             f"jit_compile={jit_compile!r}."
@@ -108,7 +107,7 @@ class Translator(tf.Module):
         jit_compile: bool | str = "auto",
     ):
         super().__init__(name="translator")
-        if not _is_int(max_length) or max_length < 3:
+        if not is_int(max_length) or max_length < 3:
             raise ValueError(
                 f"max_length must be an integer >= 3 ([START], one token, [END]); "
                 f"received max_length={max_length!r}. Omit it to use the run's "

@@ -76,3 +76,11 @@ def test_unknown_size_and_bad_out(tmp_path, capsys):
     blocker.write_text("x")
     assert main(["compare", "--size", "tiny", "--out", str(blocker)]) == 2
     assert "not a directory" in capsys.readouterr().err
+
+
+def test_compare_size_flag_offers_exactly_the_sizes_run_comparison_knows():
+    """`compare --size` reads its choices from `choices.COMPARISON_SIZES`, which imports no
+    TensorFlow; `SIZES` must hold one setting per name, no more."""
+    from keras_transformer.choices import COMPARISON_SIZES
+
+    assert tuple(SIZES) == COMPARISON_SIZES

@@ -26,7 +26,22 @@ def test_parameter_formula_equals_built_layer_at_any_length(kind, d, length):
     assert layer.count_params() == layer_parameters(kind, d, kernel_size=5)
 
 
-def test_parameters_do_not_grow_with_length_but_flops_do():
+@pytest.mark.parametrize("kind", LAYER_KINDS)
+def test_parameters_do_not_grow_with_length(kind):
+    """A layer built on short sequences has its weights already: a sequence 16x longer adds
+    none, and a layer built on the long one has as many (the same matrices serve every T)."""
+    d, short, long = 8, 4, 64
+    layer = reference_layer(kind, d, num_heads=2)
+    apply_layer(layer, np.zeros((1, short, d), "float32"))
+    count = layer.count_params()
+    apply_layer(layer, np.zeros((1, long, d), "float32"))
+    assert layer.count_params() == count
+    fresh = reference_layer(kind, d, num_heads=2)
+    apply_layer(fresh, np.zeros((1, long, d), "float32"))
+    assert fresh.count_params() == count == layer_parameters(kind, d)
+
+
+def test_flops_grow_linearly_for_recurrence_and_faster_for_attention():
     for kind in LAYER_KINDS:
         assert layer_flops(kind, 32, 8) > layer_flops(kind, 16, 8)
     attention = [layer_flops("self_attention", t, 16) for t in (64, 128, 256)]

@@ -11,11 +11,48 @@ import pytest
 from keras_transformer.analysis import first_length_slower, fit_time_curve, time_step, timing_sweep
 
 
-def test_time_step_runs_every_kind():
-    sweep = timing_sweep(("self_attention", "lstm", "convolution"), [4, 8], 4, repeats=1)
-    assert set(sweep) == {"self_attention", "lstm", "convolution"}
-    assert all(len(v) == 2 and min(v) > 0 for v in sweep.values())
-    assert time_step("gru", 4, 4, batch=2, repeats=2) > 0
+class _ScriptedClock:
+    """`perf_counter` whose successive timed runs last the given seconds (start, end pairs)."""
+
+    def __init__(self, durations):
+        self.readings = [t for d in durations for t in (0.0, d)]
+        self.calls = 0
+
+    def perf_counter(self):
+        self.calls += 1
+        return self.readings.pop(0)
+
+
+@pytest.mark.parametrize("kind", ["self_attention", "lstm", "gru", "convolution"])
+def test_time_step_runs_the_layer_and_returns_the_statistic_of_the_timed_runs(kind, monkeypatch):
+    """The step runs for real on every kind; the clock is scripted, so the result must be
+    exactly the median (or the minimum) of the three timed runs, and the warm-up untimed."""
+    from keras_transformer.analysis import timing
+
+    for statistic, expected in (("median", 3.0), ("min", 1.0)):
+        clock = _ScriptedClock([3.0, 1.0, 8.0])  # mean 4: only the median gives 3
+        monkeypatch.setattr(timing, "time", clock)
+        assert time_step(kind, 4, 4, batch=2, repeats=3, statistic=statistic) == expected
+        assert clock.calls == 6  # two readings per timed run, none for the warm-up
+
+
+def test_timing_sweep_times_every_kind_at_every_length_in_order(monkeypatch):
+    from keras_transformer.analysis import timing
+
+    calls = []
+
+    def fake_time_step(kind, length, d, **kwargs):
+        calls.append((kind, length, d, kwargs))
+        return float(length)
+
+    monkeypatch.setattr(timing, "time_step", fake_time_step)
+    sweep = timing_sweep(("lstm", "convolution"), [4, 8, 16], 2, repeats=7)
+    assert sweep == {"lstm": [4.0, 8.0, 16.0], "convolution": [4.0, 8.0, 16.0]}
+    assert [(k, t) for k, t, _, _ in calls] == [
+        ("lstm", 4), ("lstm", 8), ("lstm", 16),
+        ("convolution", 4), ("convolution", 8), ("convolution", 16),
+    ]  # fmt: skip
+    assert all(d == 2 and kwargs == {"repeats": 7} for _, _, d, kwargs in calls)
 
 
 def test_sweep_does_not_make_tensorflow_warn_about_retracing():

@@ -9,12 +9,7 @@ from keras_transformer.data.sizing import (
     corpus_stats,
     target_tokens,
 )
-
-
-def _corpus(num_pairs, source_words=10, target_words=12):
-    source = " ".join(f"s{i}" for i in range(source_words))
-    target = " ".join(f"t{i}" for i in range(target_words))
-    return [(source, target)] * num_pairs
+from tests.helpers import repeated_corpus
 
 
 def test_corpus_stats_counts_words_chars_types_and_lengths():
@@ -43,20 +38,22 @@ def test_corpus_stats_rejects_bad_pairs(pairs, error, match):
 
 
 def test_vocab_size_grows_with_the_square_root_of_the_words_and_is_clamped():
-    assert choose_vocab_size(corpus_stats(_corpus(10))) == 1000  # tiny: the floor
+    assert choose_vocab_size(corpus_stats(repeated_corpus(10))) == 1000  # tiny: the floor
     # 700k words on both sides: 8000 pieces; four times the words: twice the pieces.
-    assert choose_vocab_size(corpus_stats(_corpus(35_000, 10, 10))) == 8000
-    assert choose_vocab_size(corpus_stats(_corpus(140_000, 10, 10))) == 16000
-    assert choose_vocab_size(corpus_stats(_corpus(2_000_000, 10, 10))) == 32000  # the ceiling
+    assert choose_vocab_size(corpus_stats(repeated_corpus(35_000, 10, 10))) == 8000
+    assert choose_vocab_size(corpus_stats(repeated_corpus(140_000, 10, 10))) == 16000
+    assert (
+        choose_vocab_size(corpus_stats(repeated_corpus(2_000_000, 10, 10))) == 32000
+    )  # the ceiling
     # A 6k-pair corpus of TED sentences (about 220k words): 4500.
-    assert choose_vocab_size(corpus_stats(_corpus(6000, 18, 19))) == 4500
+    assert choose_vocab_size(corpus_stats(repeated_corpus(6000, 18, 19))) == 4500
 
 
 def test_max_length_covers_the_longest_side_in_pieces():
-    assert choose_max_length(corpus_stats(_corpus(100, 4, 6))) == 16  # floor
+    assert choose_max_length(corpus_stats(repeated_corpus(100, 4, 6))) == 16  # floor
     # 40 words -> 60 pieces + 2 = 62 -> 64
-    assert choose_max_length(corpus_stats(_corpus(100, 40, 20))) == 64
-    assert choose_max_length(corpus_stats(_corpus(100, 10, 400))) == 256  # ceiling
+    assert choose_max_length(corpus_stats(repeated_corpus(100, 40, 20))) == 64
+    assert choose_max_length(corpus_stats(repeated_corpus(100, 10, 400))) == 256  # ceiling
 
 
 def test_functions_reject_something_else_than_stats():

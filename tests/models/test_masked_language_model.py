@@ -11,9 +11,9 @@ from keras_transformer.models import (
     transfer_weights,
 )
 from keras_transformer.models.parameters import encoder_layer_parameters
-from tests.helpers import assert_save_load_identical, random_ids
+from tests.helpers import SMALL_MODEL, assert_save_load_identical, random_ids
 
-SIZE = dict(num_layers=2, d_model=16, num_heads=2, dff=32, max_length=32)
+SIZE = SMALL_MODEL
 RNG = np.random.default_rng(3)
 
 

@@ -10,9 +10,9 @@ from keras_transformer.models import (
     build_encoder,
     build_language_model,
 )
-from tests.helpers import assert_save_load_identical, random_ids
+from tests.helpers import SMALL_MODEL, assert_save_load_identical, random_ids
 
-SIZE = dict(num_layers=2, d_model=16, num_heads=2, dff=32, max_length=32)
+SIZE = SMALL_MODEL
 RNG = np.random.default_rng(1)
 
 

@@ -14,8 +14,9 @@ from keras_transformer.models import (
     layer_tree,
 )
 from keras_transformer.models.layer_tree import sublayers
+from tests.helpers import SMALL_MODEL
 
-SIZE = dict(num_layers=2, d_model=16, num_heads=2, dff=32, max_length=16)
+SIZE = {**SMALL_MODEL, "max_length": 16}
 RNG = np.random.default_rng(0)
 
 

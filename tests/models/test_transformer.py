@@ -6,9 +6,9 @@ import pytest
 
 from keras_transformer.models import build_transformer
 from keras_transformer.models.parameters import transformer_parameters
-from tests.helpers import assert_save_load_identical, compiled, random_ids
+from tests.helpers import SMALL_MODEL, assert_save_load_identical, compiled, random_ids
 
-SIZE = dict(num_layers=2, d_model=16, num_heads=2, dff=32, max_length=32)
+SIZE = SMALL_MODEL
 RNG = np.random.default_rng(0)
 
 

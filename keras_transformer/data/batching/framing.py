@@ -12,7 +12,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from keras_transformer.data._checks import check_int
+from keras_transformer._validation import check_int
 
 
 def frame(ids: tf.RaggedTensor, start_id: int, end_id: int, max_length: int) -> tf.RaggedTensor:

@@ -21,16 +21,9 @@ from collections.abc import Sequence
 
 import tensorflow as tf
 
-from keras_transformer._validation import check_positive_int
-from keras_transformer.data._checks import check_seed
+from keras_transformer._validation import check_positive_int, check_probability, check_seed
 from keras_transformer.data.batching.framing import encode_source
 from keras_transformer.data.text.tokenizer import RESERVED_TOKENS
-
-
-def _check_rate(name: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
-        raise ValueError(f"{name}={value!r} must be a probability in [0, 1]")
-    return float(value)
 
 
 def mask_tokens(
@@ -80,9 +73,9 @@ def mask_tokens(
             f"vocab_size={vocab_size} must be larger than num_reserved={num_reserved}: "
             "random replacements are drawn from the ordinary tokens."
         )
-    rate = _check_rate("rate", rate)
-    mask_token_rate = _check_rate("mask_token_rate", mask_token_rate)
-    random_token_rate = _check_rate("random_token_rate", random_token_rate)
+    rate = check_probability("rate", rate)
+    mask_token_rate = check_probability("mask_token_rate", mask_token_rate)
+    random_token_rate = check_probability("random_token_rate", random_token_rate)
     if mask_token_rate + random_token_rate > 1.0:
         raise ValueError(
             f"mask_token_rate + random_token_rate = {mask_token_rate + random_token_rate} "

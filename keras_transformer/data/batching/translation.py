@@ -23,8 +23,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from keras_transformer._validation import check_positive_int
-from keras_transformer.data._checks import check_int, check_seed, is_int
+from keras_transformer._validation import check_int, check_positive_int, check_seed, is_int
 from keras_transformer.data.batching.framing import frame
 
 _TOKENIZE_BATCH = 1024

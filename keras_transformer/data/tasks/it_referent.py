@@ -20,7 +20,7 @@ import itertools
 
 import numpy as np
 
-from keras_transformer.data._checks import check_int, check_seed
+from keras_transformer._validation import check_int, check_seed
 from keras_transformer.data.tasks.task import Task
 
 SUBJECTS: tuple[str, ...] = (
@@ -145,9 +145,9 @@ def it_referent_task(
     >>> "it" in sentence.split() and referent in sentence.split()
     True
     """
-    check_int("num_train", num_train)
-    check_int("num_validation", num_validation)
-    check_int("num_test", num_test)
+    check_int("num_train", num_train, minimum=0)
+    check_int("num_validation", num_validation, minimum=0)
+    check_int("num_test", num_test, minimum=0)
     check_seed(seed)
     combos = _combinations()
     held_out = num_validation + num_test

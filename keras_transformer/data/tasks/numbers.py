@@ -23,8 +23,7 @@ from __future__ import annotations
 import numpy as np
 from num2words import CONVERTER_CLASSES, num2words
 
-from keras_transformer._validation import check_positive_int
-from keras_transformer.data._checks import check_int, check_seed
+from keras_transformer._validation import check_int, check_positive_int, check_seed
 from keras_transformer.data.tasks.task import Task
 
 _MAX_SUPPORTED_NUMBER = 10**18 - 1  # digit buckets must fit numpy's int64
@@ -86,8 +85,8 @@ def sample_numbers(count: int, max_number: int, rng: np.random.Generator) -> np.
     >>> sorted(numbers.tolist()) == list(range(100))
     True
     """
-    check_int("count", count)
-    check_int("max_number", max_number)
+    check_int("count", count, minimum=0)
+    check_int("max_number", max_number, minimum=0)
     if count > max_number + 1:
         raise ValueError(
             f"cannot draw count={count} distinct numbers from 0..max_number={max_number} "
@@ -150,12 +149,12 @@ def numbers_task(
     >>> task.train[0] == (num2words(n, lang="en"), num2words(n, lang="fr"))
     True
     """
-    check_int("max_number", max_number)
+    check_int("max_number", max_number, minimum=0)
     if max_number > _MAX_SUPPORTED_NUMBER:
         raise ValueError(f"max_number={max_number} must be <= {_MAX_SUPPORTED_NUMBER}")
     check_positive_int("num_train", num_train)
-    check_int("num_validation", num_validation)
-    check_int("num_test", num_test)
+    check_int("num_validation", num_validation, minimum=0)
+    check_int("num_test", num_test, minimum=0)
     check_seed(seed)
     _check_language("source_lang", source_lang, max_number)
     _check_language("target_lang", target_lang, max_number)

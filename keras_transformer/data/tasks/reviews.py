@@ -26,8 +26,7 @@ import itertools
 
 import numpy as np
 
-from keras_transformer._validation import check_positive_int
-from keras_transformer.data._checks import check_int, check_seed
+from keras_transformer._validation import check_int, check_positive_int, check_seed
 from keras_transformer.data.tasks.task import Task
 
 POSITIVE: tuple[str, ...] = (
@@ -244,7 +243,7 @@ def reviews_task(
     """
     for name, value in (("num_train", num_train), ("num_test", num_test)):
         check_positive_int(name, value)
-    check_int("num_validation", num_validation)
+    check_int("num_validation", num_validation, minimum=0)
     words = split_adjectives(seed)
     rng = np.random.default_rng(check_seed(seed) + 1)
 

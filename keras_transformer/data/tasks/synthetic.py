@@ -29,8 +29,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from keras_transformer._validation import check_positive_int
-from keras_transformer.data._checks import check_int, check_length_range, check_seed
+from keras_transformer._validation import (
+    check_int,
+    check_length_range,
+    check_positive_int,
+    check_seed,
+)
 from keras_transformer.data.tasks.task import Task
 
 ALPHABET: str = string.ascii_lowercase + string.ascii_uppercase
@@ -91,8 +95,8 @@ def _synthetic_task(
     extra_info: dict | None = None,
 ) -> Task:
     check_positive_int("num_train", num_train)
-    check_int("num_validation", num_validation)
-    check_int("num_test", num_test)
+    check_int("num_validation", num_validation, minimum=0)
+    check_int("num_test", num_test, minimum=0)
     check_seed(seed)
     total = num_train + num_validation + num_test
     sequences = _sample_sequences(total, vocab_size, length, np.random.default_rng(seed))

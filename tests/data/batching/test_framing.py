@@ -30,7 +30,9 @@ def test_frame_trims_text_not_end():
 
 
 def test_max_length_too_short_for_start_and_end_is_named(tokenizer):
-    with pytest.raises(ValueError, match="max_length=2 must be >= 3"):
+    with pytest.raises(
+        ValueError, match="max_length must be an integer >= 3; received max_length=2"
+    ):
         encode_source(["a"], tokenizer, max_length=2)
-    with pytest.raises(TypeError, match="max_length=4.0 must be an int"):
+    with pytest.raises(TypeError, match="max_length must be an integer; received max_length=4.0"):
         encode_source(["a"], tokenizer, max_length=4.0)

@@ -62,7 +62,7 @@ def test_custom_rates_and_determinism():
     "kwargs, message",
     [
         ({"vocab_size": 6}, "must be larger than num_reserved=6"),
-        ({"vocab_size": 50, "rate": 1.5}, "rate=1.5 must be a probability"),
+        ({"vocab_size": 50, "rate": 1.5}, r"rate must be a number in \[0, 1\]; received rate=1.5"),
         ({"vocab_size": 50, "mask_token_rate": 0.9, "random_token_rate": 0.2}, "must be <= 1"),
     ],
 )

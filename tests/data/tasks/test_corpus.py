@@ -26,5 +26,5 @@ def test_generated_corpus_is_the_reviews_corpus_and_checks_its_arguments():
     assert load_corpus("reviews", num_sentences=5, seed=3) == reviews_corpus(5, seed=3)
     with pytest.raises(ValueError, match="num_sentences"):
         load_corpus("reviews", num_sentences=0)
-    with pytest.raises(TypeError, match="seed=0.5 must be an int"):
+    with pytest.raises(TypeError, match="seed must be an integer; received seed=0.5"):
         load_corpus("reviews", seed=0.5)

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from keras_transformer.data.tasks.tsv import read_tsv
 from keras_transformer.data.text.normalize import normalize_text, normalize_text_tensor
 from keras_transformer.data.text.tokenizer import RESERVED_TOKENS, WordPieceTokenizer, count_words
+from tests.helpers import decoded, round_trip_module
 
 ALL_CODE_POINTS = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
 UNICODE_SPACES = ["\u00a0", "\u202f", "\u2009", "\u3000", "\u2028", "\u1680", "\x85", "\x1c"]
@@ -34,10 +35,6 @@ _interesting = st.sampled_from(
 _text = st.text(
     alphabet=st.one_of(_interesting, st.characters(exclude_categories=("Cs",))), max_size=24
 )
-
-
-def _strings(tensor):
-    return [s.decode("utf-8") for s in tensor.numpy().tolist()]
 
 
 def _char_tokenizer(texts):
@@ -63,28 +60,28 @@ def test_unicode_spaces_split_words_instead_of_bytes(space):
     assert normalize_text(text) == "Nummer 28 Quoi ?"
     assert count_words([text]) == {"Nummer": 1, "28": 1, "Quoi": 1, "?": 1}
     tokenizer = WordPieceTokenizer.learn([text], vocab_size=40)
-    assert _strings(tokenizer.detokenize(tokenizer.tokenize([text]))) == ["Nummer 28 Quoi ?"]
+    assert decoded(tokenizer.detokenize(tokenizer.tokenize([text]))) == ["Nummer 28 Quoi ?"]
 
 
 def test_nfc_not_nfkc():
     decomposed = "e\u0301te\u0301"  # e + combining acute accent
     assert normalize_text(decomposed) == "\u00e9t\u00e9"
     assert normalize_text("m\u00b2 \ufb01n") == "m\u00b2 \ufb01n"  # NFKC would give "m2 fin"
-    assert _strings(normalize_text_tensor(tf.constant([decomposed, "m\u00b2"]))) == [
+    assert decoded(normalize_text_tensor(tf.constant([decomposed, "m\u00b2"]))) == [
         "\u00e9t\u00e9",
         "m\u00b2",
     ]
 
 
 def test_invalid_utf8_bytes_in_the_graph_become_replacement_characters():
-    out = _strings(normalize_text_tensor(tf.constant([b"ok\xc2 \xff\xfeend"])))
+    out = decoded(normalize_text_tensor(tf.constant([b"ok\xc2 \xff\xfeend"])))
     assert out == ["ok\ufffd \ufffd\ufffdend"]
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_text, min_size=1, max_size=6))
 def test_graph_normalisation_equals_python(texts):
-    assert _strings(normalize_text_tensor(tf.constant(texts))) == [normalize_text(t) for t in texts]
+    assert decoded(normalize_text_tensor(tf.constant(texts))) == [normalize_text(t) for t in texts]
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -93,26 +90,16 @@ def test_round_trip_keeps_everything_but_the_normalisation(texts):
     tokenizer = _char_tokenizer(texts)
     ids = tokenizer.tokenize(tf.constant(texts))
     assert not np.isin(ids.flat_values.numpy(), [tokenizer.unk_id]).any()
-    assert _strings(tokenizer.detokenize(ids)) == [normalize_text(t) for t in texts]
-
-
-class _RoundTrip(tf.Module):
-    def __init__(self, tokenizer):
-        super().__init__()
-        self.tokenizer = tokenizer
-
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
-    def __call__(self, strings):
-        return self.tokenizer.detokenize(self.tokenizer.tokenize(strings))
+    assert decoded(tokenizer.detokenize(ids)) == [normalize_text(t) for t in texts]
 
 
 @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_text, min_size=4, max_size=12))
 def test_round_trip_through_a_saved_model(tmp_path_factory, texts):
     path = str(tmp_path_factory.mktemp("served"))
-    tf.saved_model.save(_RoundTrip(_char_tokenizer(texts)), path)
+    tf.saved_model.save(round_trip_module(_char_tokenizer(texts)), path)
     served = tf.saved_model.load(path)
-    assert _strings(served(tf.constant(texts))) == [normalize_text(t) for t in texts]
+    assert decoded(served(tf.constant(texts))) == [normalize_text(t) for t in texts]
 
 
 def test_tsv_with_bom_crlf_unicode_spaces_and_scripts(tmp_path):
@@ -129,6 +116,6 @@ def test_tsv_with_bom_crlf_unicode_spaces_and_scripts(tmp_path):
     assert all(unicodedata.is_normalized("NFC", s) for pair in read_tsv(path) for s in pair)
 
 
-def test_normalize_text_rejects_non_strings():
+def test_normalize_text_rejects_nondecoded():
     with pytest.raises(TypeError, match="pass a str"):
         normalize_text(b"bytes")

@@ -14,10 +14,7 @@ from keras_transformer.data.text.tokenizer import (
     WordPieceTokenizer,
     count_words,
 )
-
-
-def _strings(tensor):
-    return [s.decode("utf-8") for s in tensor.numpy().tolist()]
+from tests.helpers import decoded, round_trip_module
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +46,7 @@ def test_round_trip_is_exact_on_held_out_numbers(number_tasks, tokenizers, lang)
     ids = tokenizer.tokenize(held_out)
     assert ids.dtype == tf.int64 and isinstance(ids, tf.RaggedTensor)
     assert tokenizer.unk_id not in ids.flat_values.numpy()
-    assert _strings(tokenizer.detokenize(ids)) == held_out
+    assert decoded(tokenizer.detokenize(ids)) == held_out
 
 
 def test_accents_case_and_hyphens_survive(tokenizers, english):
@@ -60,18 +57,18 @@ def test_accents_case_and_hyphens_survive(tokenizers, english):
     }
     for lang, texts in words.items():
         tokenizer = tokenizers[lang]
-        assert _strings(tokenizer.detokenize(tokenizer.tokenize(texts))) == texts
+        assert decoded(tokenizer.detokenize(tokenizer.tokenize(texts))) == texts
     texts = ["one hundred and twenty-one", "ninety-nine thousand, nine hundred"]
-    assert _strings(english.detokenize(english.tokenize(texts))) == texts
+    assert decoded(english.detokenize(english.tokenize(texts))) == texts
     capital = WordPieceTokenizer.learn(["Fünf fünf"], vocab_size=30)
     ids = capital.tokenize(["Fünf fünf"])
     assert ids[0, 0] != ids[0, 2]  # "F" and "f" are different pieces
-    assert _strings(capital.detokenize(ids)) == ["Fünf fünf"]
+    assert decoded(capital.detokenize(ids)) == ["Fünf fünf"]
 
 
 def test_whitespace_is_normalized_to_single_spaces(english):
     ids = english.tokenize(["  one   hundred\tand\none "])
-    assert _strings(english.detokenize(ids)) == ["one hundred and one"]
+    assert decoded(english.detokenize(ids)) == ["one hundred and one"]
 
 
 def test_reserved_tokens_and_ids(english):
@@ -88,14 +85,14 @@ def test_reserved_token_text_is_not_mapped_to_a_reserved_id():
     tokenizer = WordPieceTokenizer.learn(["[PAD] [START] one"], vocab_size=40)
     ids = tokenizer.tokenize(["[PAD] [START] one"])
     assert ids.flat_values.numpy().min() >= len(RESERVED_TOKENS)
-    assert _strings(tokenizer.detokenize(ids)) == ["[PAD] [START] one"]
+    assert decoded(tokenizer.detokenize(ids)) == ["[PAD] [START] one"]
 
 
 def test_unseen_character_becomes_unk_not_a_crash(english):
     ids = english.tokenize(["one ü two", "ü"])
     assert ids.to_list()[1] == [english.unk_id]
     assert english.unk_id in ids.to_list()[0]
-    assert _strings(english.detokenize(ids)) == ["one [UNK] two", "[UNK]"]
+    assert decoded(english.detokenize(ids)) == ["one [UNK] two", "[UNK]"]
 
 
 def test_every_seen_character_is_a_piece_and_a_suffix_piece(tokenizers):
@@ -109,10 +106,10 @@ def test_detokenize_drops_padding_start_end_from_dense_ids(english):
     framed = [[2, *row, 3] for row in ids.to_list()]
     width = max(map(len, framed)) + 2
     dense = np.array([row + [0] * (width - len(row)) for row in framed], dtype=np.int32)
-    assert _strings(english.detokenize(tf.constant(dense))) == ["one two", "three"]
-    assert _strings(english.detokenize(tf.constant(dense, tf.int64))) == ["one two", "three"]
+    assert decoded(english.detokenize(tf.constant(dense))) == ["one two", "three"]
+    assert decoded(english.detokenize(tf.constant(dense, tf.int64))) == ["one two", "three"]
     out_of_range = tf.constant([[english.vocab_size + 5, -1]], tf.int64)
-    assert _strings(english.detokenize(out_of_range)) == ["[UNK] [UNK]"]
+    assert decoded(english.detokenize(out_of_range)) == ["[UNK] [UNK]"]
 
 
 def test_lookup_gives_pieces(english):
@@ -139,24 +136,15 @@ def test_save_load_gives_identical_ids(tmp_path, tokenizers, number_tasks):
 
 
 def test_runs_in_graph_and_exports_as_a_saved_model(tmp_path, english):
-    class RoundTrip(tf.Module):
-        def __init__(self, tokenizer):
-            super().__init__()
-            self.tokenizer = tokenizer
-
-        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
-        def __call__(self, strings):
-            return self.tokenizer.detokenize(self.tokenizer.tokenize(strings))
-
-    tf.saved_model.save(RoundTrip(english), str(tmp_path / "round_trip"))
+    tf.saved_model.save(round_trip_module(english), str(tmp_path / "round_trip"))
     tf.saved_model.save(english, str(tmp_path / "tokenizer"))
     reloaded = tf.saved_model.load(str(tmp_path / "round_trip"))
     texts = ["forty-two thousand, one", "seven"]
-    assert _strings(reloaded(tf.constant(texts))) == texts
+    assert decoded(reloaded(tf.constant(texts))) == texts
     alone = tf.saved_model.load(str(tmp_path / "tokenizer"))
     ids = alone.tokenize(tf.constant(texts))
-    assert _strings(alone.detokenize(ids)) == texts
-    assert _strings(alone.detokenize(ids.to_tensor())) == texts
+    assert decoded(alone.detokenize(ids)) == texts
+    assert decoded(alone.detokenize(ids.to_tensor())) == texts
 
 
 def test_count_words_matches_the_tokenizer_split():

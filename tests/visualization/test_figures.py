@@ -1,10 +1,11 @@
-"""Run plots: history parsing and PNG files with the expected content."""
+"""The figures of a run: history parsing and PNG files with the expected content."""
 
 import matplotlib.image
 import numpy as np
+import pytest
 
-from keras_transformer import plots
 from keras_transformer.training import TransformerSchedule
+from keras_transformer.visualization import figures as plots
 
 
 def test_read_history_parses_csv_logger_columns(tmp_path):
@@ -46,10 +47,32 @@ def test_figures_are_written_as_images(tmp_path):
         assert image[..., :3].std() > 0.05  # not a blank canvas
 
 
-def test_analysis_plots_is_the_plotting_module():
+@pytest.mark.parametrize(
+    "front, home",
+    [
+        ("keras_transformer.plots", "keras_transformer.visualization.figures"),
+        ("keras_transformer.attention_page", "keras_transformer.visualization.attention_page"),
+    ],
+)
+def test_documented_import_paths_offer_every_public_name_of_the_moved_module(front, home):
+    """`kt.plots` (docs/api, tutorials 07 and 12, `kt.analysis.plots`) and
+    `keras_transformer.attention_page` (tutorials 07 and 12) stay importable after the move to
+    `visualization/`: each re-exports every public function and constant of its new home, so a
+    name added there and forgotten here fails."""
+    import importlib
+    import inspect
+
     import keras_transformer as kt
 
-    assert kt.analysis.plots is plots
+    front_module, home_module = importlib.import_module(front), importlib.import_module(home)
+    public = {
+        name
+        for name, value in vars(home_module).items()
+        if not name.startswith("_") and (inspect.getmodule(value) is home_module or name.isupper())
+    }
+    assert set(front_module.__all__) == public
+    assert all(getattr(front_module, name) is getattr(home_module, name) for name in public)
+    assert kt.analysis.plots is kt.plots
 
 
 def test_importing_the_package_and_plotting_leave_matplotlib_alone(tmp_path):

@@ -9,7 +9,8 @@ import sys
 import numpy as np
 import pytest
 
-from keras_transformer import attention_page, cli
+from keras_transformer import cli
+from keras_transformer.visualization import attention_page
 from tests import docs_browser
 
 TEXT = "one two three"
@@ -225,7 +226,7 @@ def test_chromium_runs_the_page_inside_the_inline_frame(page, tmp_path):
 # The width of the notebook output's iframe on the built site (tutorial 07 at a 1280-px window,
 # mkdocs-material with both sidebars): 586 px, measured with getBoundingClientRect in Chromium.
 SITE_FRAME_WIDTH = 586
-SCREENSHOTS = pathlib.Path(__file__).resolve().parent.parent / "build" / "docs-screenshots"
+SCREENSHOTS = pathlib.Path(__file__).resolve().parents[2] / "build" / "docs-screenshots"
 
 SOURCE = ["[START]", "My", "father", "bought", "me", "a", "new", "bicycle", ".", "[END]"]
 OUTPUT = ["Mi", "padre", "me", "compró", "una", "bicicleta", "nueva", ".", "[END]"]
