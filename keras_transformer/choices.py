@@ -59,9 +59,6 @@ PRECISION_NAMES: dict[str, str] = {policy: name for name, policy in DTYPE_POLICI
 JIT_COMPILE: tuple[str, ...] = ("auto", "on", "off")
 """Values of `--jit-compile` (`train`, `translate`) and `TrainConfig.jit_compile`."""
 
-PRETRAIN_FINETUNE_TASKS: tuple[str, ...] = SEQUENCE_TASKS
-"""The sequence-classification tasks `pretrain --finetune-task` compares on: every one."""
-
 COMPARISON_SIZES: tuple[str, ...] = ("tiny", "quick", "full")
 """`keras-transformer compare --size`: the keys of `analysis.comparison.SIZES`."""
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from keras_transformer._validation import (
     check_choice,
+    check_divisible,
     check_int,
     check_number,
     check_rate,
@@ -35,32 +36,8 @@ def model_config(config, **overrides) -> TransformerConfig:
     sizes = {**vars(config), **overrides}
     d_model, num_heads = sizes.get("d_model"), sizes.get("num_heads")
     if isinstance(d_model, int) and isinstance(num_heads, int) and 0 < num_heads <= d_model:
-        check_heads(d_model, num_heads)
+        check_divisible(d_model, num_heads, flags=True)
     return TransformerConfig.from_dict(sizes)
-
-
-def check_heads(d_model: int, num_heads: int) -> None:
-    """`ValueError` with the flags that fix it unless `num_heads` divides `d_model`.
-
-    Example:
-    >>> check_heads(130, 4)
-    Traceback (most recent call last):
-    ...
-    ValueError: --d-model 130 is not divisible by --num-heads 4 (each head gets d_model / num_heads dimensions); use --d-model 128 or 132, or --num-heads 2, 5 or 10.
-    """
-    if d_model % num_heads == 0:
-        return
-    lower = d_model - d_model % num_heads
-    models = " or ".join(str(n) for n in (lower, lower + num_heads) if n > 0)
-    divisors = [n for n in range(2, d_model + 1) if d_model % n == 0] or [1]
-    heads = sorted(sorted(divisors, key=lambda n: (abs(n - num_heads), n))[:3])
-    heads_text = (
-        ", ".join(map(str, heads[:-1])) + (" or " if len(heads) > 1 else "") + str(heads[-1])
-    )
-    raise ValueError(
-        f"--d-model {d_model} is not divisible by --num-heads {num_heads} (each head gets "
-        f"d_model / num_heads dimensions); use --d-model {models}, or --num-heads {heads_text}."
-    )
 
 
 FIXED_SIZES: dict[str, int] = dict(epochs=12, max_length=48, vocab_size=2000) | {
@@ -218,7 +195,8 @@ class TrainConfig:
             model_config(self)  # the sizes are checked before minutes of data work
         elif isinstance(self.d_model, int) and isinstance(self.num_heads, int):
             if 0 < self.num_heads <= self.d_model:
-                check_heads(self.d_model, self.num_heads)  # both given, the rest from the data
+                # both given, the rest from the data
+                check_divisible(self.d_model, self.num_heads, flags=True)
 
     @property
     def planned_schedule(self) -> bool:

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 
 from keras_transformer._validation import check_number, check_positive_int
-from keras_transformer.choices import PRETRAIN_FINETUNE_TASKS
+from keras_transformer.choices import SEQUENCE_TASKS
 from keras_transformer.models.config import TransformerConfig
 from keras_transformer.training.config import model_config
 
@@ -54,10 +54,10 @@ class PretrainConfig:
         check_number("finetune_learning_rate", self.finetune_learning_rate, 0.0, open_minimum=True)
         if self.finetune_task == "auto":
             self.finetune_task = "reviews" if self.corpus == "reviews" else None
-        if self.finetune_task not in (None, *PRETRAIN_FINETUNE_TASKS):
+        if self.finetune_task not in (None, *SEQUENCE_TASKS):
             raise ValueError(
                 f"finetune_task={self.finetune_task!r}: fine-tuning compares on a sequence "
-                f"classification task, one of {PRETRAIN_FINETUNE_TASKS} (or none)."
+                f"classification task, one of {SEQUENCE_TASKS} (or none)."
             )
         model_config(self)  # the sizes are checked before any data work
 
