@@ -286,6 +286,7 @@ class TimeBudget(keras.callbacks.Callback):
         self.update_every = check_positive_int("update_every", update_every)
         self.progress = bool(progress)
         self._start, self._first_step, self.elapsed, self.stopped_step = None, 0, 0.0, None
+        self._total = None  # the schedule's total_steps, as last set
 
     def _steps_done(self) -> int:
         return int(ops.convert_to_numpy(self.model.optimizer.iterations)) - self._first_step
@@ -295,16 +296,21 @@ class TimeBudget(keras.callbacks.Callback):
         if done > 0:
             fit = int(done * self.budget_seconds / self.elapsed)
             self.schedule.set_total_steps(self._first_step + max(fit, done + 1))
+            self._total = self.schedule.total_steps
 
     def on_train_begin(self, logs=None):
         self._start = self._now()
         self._first_step = int(ops.convert_to_numpy(self.model.optimizer.iterations))
         self.elapsed, self.stopped_step, self._batches = 0.0, None, 0
+        self._total = None if self.schedule is None else self.schedule.total_steps
 
     def on_train_batch_end(self, batch, logs=None):
         self.elapsed = self._now() - self._start
         self._batches += 1
-        if self._batches % self.update_every == 0:
+        # The next update is step `first + batches + 1` of the schedule: past `total_steps` the
+        # schedule holds its after-the-end rate (for a later fit), so the decay moves first.
+        beyond = self._total is not None and self._first_step + self._batches + 1 > self._total
+        if self._batches % self.update_every == 0 or beyond:
             self._reshape()
         if self.elapsed >= self.budget_seconds:
             self.model.stop_training = True
