@@ -2,11 +2,21 @@
 
 Subpackages are imported on first access (`import keras_transformer` imports neither
 TensorFlow nor matplotlib); call `register()` before loading a saved model with Keras.
+TensorFlow's native log lines are kept off stderr (`TF_CPP_MIN_LOG_LEVEL=3` unless the
+environment sets it, and its start-up lines when `kt.<subpackage>` imports it); set
+`TF_CPP_MIN_LOG_LEVEL=0` before importing to see them.
 """
 
 import importlib
 
+from keras_transformer._quiet import import_tensorflow_quietly, quiet_native_logs
+
 __version__ = "0.1.0"
+
+quiet_native_logs()  # TF_CPP_MIN_LOG_LEVEL=3 unless set (read once TensorFlow is imported)
+
+NO_TENSORFLOW = frozenset({"course", "plots"})
+"""Subpackages that import without TensorFlow (the rest import it quietly, `_quiet`)."""
 
 SUBMODULES = (
     "analysis",
@@ -50,6 +60,8 @@ def register() -> None:
 
 def __getattr__(name: str):
     if name in SUBMODULES:
+        if name not in NO_TENSORFLOW:  # TensorFlow's native start-up lines stay off stderr
+            import_tensorflow_quietly()
         return importlib.import_module(f"keras_transformer.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
