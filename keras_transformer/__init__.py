@@ -54,6 +54,7 @@ def register() -> None:
     model = keras.models.load_model("runs/numbers/model.keras", safe_mode=True)
     ```
     """
+    import_tensorflow_quietly()  # its native start-up lines stay off stderr
     for name in REGISTERING_MODULES:
         importlib.import_module(name)
 

@@ -177,10 +177,7 @@ def fit_run(
         reason = _stop_reason(early, converged, callbacks, early_stopping_patience)
         if reason is not None and not reason.startswith("the time budget"):
             rundir.progress_logger.info(
-                "training stopped early after epoch %d of %d: %s",
-                accounting.epochs_run,
-                epochs,
-                reason,
+                "training stopped early after epoch %d: %s", accounting.epochs_run, reason
             )
     return FitResult(accounting.train_seconds, accounting.epochs_run, diverged, best, steps, reason)
 
