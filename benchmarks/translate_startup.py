@@ -92,16 +92,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--jit", nargs="+", default=["auto", "on", "off"])
     args = parser.parse_args(argv)
     print(f"run {args.run_dir}, text {args.text!r}, {os.cpu_count()} CPUs, load {os.getloadavg()}")
+    print("medians of wall seconds (CPU seconds of the process, all threads)")
     for jit in args.jit:
         runs = [stages(args.run_dir, args.text, jit) for _ in range(args.repeats)]
         for name in runs[0]:
-            median = statistics.median(run[name] for run in runs)
-            print(f"stages  --jit-compile {jit:4}  {name:30} {median:6.2f} s")
+            wall = statistics.median(run[name][0] for run in runs)
+            cpu = statistics.median(run[name][1] for run in runs)
+            print(f"stages  --jit-compile {jit:4}  {name:30} {wall:6.2f} s  ({cpu:5.2f} s CPU)")
     for jit in args.jit:
-        seconds = [command_seconds(args.run_dir, args.text, jit) for _ in range(args.repeats)]
+        runs = [command_seconds(args.run_dir, args.text, jit) for _ in range(args.repeats)]
+        wall = statistics.median(w for w, _ in runs)
+        cpu = statistics.median(c for _, c in runs)
+        shown = ", ".join(f"{w:.1f}" for w, _ in runs)
         print(
-            f"command --jit-compile {jit:4}  translate RUN TEXT (wall)    "
-            f"{statistics.median(seconds):6.2f} s  (runs: {', '.join(f'{s:.1f}' for s in seconds)})"
+            f"command --jit-compile {jit:4}  translate RUN TEXT, whole   {wall:6.2f} s  "
+            f"({cpu:5.2f} s CPU; runs: {shown})"
         )
 
 

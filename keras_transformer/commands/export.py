@@ -41,7 +41,9 @@ def run(args) -> int:
     check_beam_size(args.beam_size)  # before loading the model
     started = time.perf_counter()
     translator = Translator.from_run_dir(args.run_dir)
-    logger.info("export: %s; loaded in %.1f s", describe(translator, args.run_dir), _since(started))
+    if logger.isEnabledFor(logging.INFO):  # -v: what runs (describe() asks TensorFlow)
+        loaded = _since(started)
+        logger.info("export: %s; loaded in %.1f s", describe(translator, args.run_dir), loaded)
     search = (
         "greedy search"
         if args.beam_size == 1

@@ -118,9 +118,9 @@ def run(args) -> int:
         max_length=args.max_length,
         jit_compile=jit_compile,
     )
-    logger.info(
-        "translate: %s; loaded in %.1f s", describe(translator, args.run_dir), _since(started)
-    )
+    if logger.isEnabledFor(logging.INFO):  # -v: what runs (describe() asks TensorFlow)
+        loaded = _since(started)
+        logger.info("translate: %s; loaded in %.1f s", describe(translator, args.run_dir), loaded)
     logger.info(
         "translate: batches of up to %d texts, %s; each new batch size compiles once%s",
         args.batch_size,
