@@ -8,17 +8,20 @@ import logging
 import os
 import signal
 import sys
-import tempfile
+import time
 import traceback
 import warnings
 
 from keras_transformer import __version__
+from keras_transformer._quiet import import_tensorflow_quietly, quiet_native_logs
 from keras_transformer.commands._arguments import HelpFormatter
 from keras_transformer.commands._arguments import OneLineArgumentParser as _Parser
 from keras_transformer.errors import MissingExtraError
 
-# Before anything imports TensorFlow: no C++ start-up lines (cuInit, oneDNN); `-vv` shows them.
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+# Before anything imports TensorFlow: no C++ log lines (cuInit, oneDNN); `-vv` shows them
+# (`_main` sets the level once the verbosity is known).
+_USER_TF_LOG_LEVEL = os.environ.get("TF_CPP_MIN_LOG_LEVEL")
+quiet_native_logs()
 
 COMMANDS = (
     "train",
@@ -109,8 +112,16 @@ def add_verbose_argument(parser: argparse.ArgumentParser, dest: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Runs one command; returns its exit status (`EPILOG`). Ctrl-C and SIGTERM, at any moment,
-    end with one line and 130 / 143 instead of a traceback."""
-    state = {"command": None}
+    end with one line and 130 / 143 instead of a traceback.
+
+    `train --time-budget` counts from the command's start: the process's start when `argv` is
+    None (the `keras-transformer` program), else this call's."""
+    started = time.time()
+    if argv is None:
+        from keras_transformer.training.wallclock import process_start_time
+
+        started = process_start_time() or started
+    state = {"command": None, "started": started}
     previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
     with contextlib.suppress(ValueError):  # not the main thread: the handlers stay as they are
         signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started ignoring it
@@ -140,12 +151,20 @@ def _main(argv: list[str] | None, state: dict) -> int:
     args = parser.parse_args(argv)
     verbose = vars(args).pop("verbose") + vars(args).pop("command_verbose", 0)
     state["command"] = args.command
+    if args.command == "train":
+        args.started = state["started"]
+    if args.command in RESUMABLE:  # the resume hint of an interruption repeats the command
+        args.argv = list(sys.argv[1:] if argv is None else argv)
     if args.command is None:  # a bare `keras-transformer`: the help, as `git` does
         parser.print_help()
         return EXIT_OK
     _configure_logging(verbose)
+    if verbose < 2:  # even with TF_CPP_MIN_LOG_LEVEL=2 in the environment: no native lines
+        quiet_native_logs(force=True)
+    elif "tensorflow" not in sys.modules:  # -vv: the user's level, else every line
+        os.environ["TF_CPP_MIN_LOG_LEVEL"] = _USER_TF_LOG_LEVEL or "0"
     if args.command not in NO_TENSORFLOW and verbose < 2:
-        _import_tensorflow_quietly()
+        import_tensorflow_quietly()
     try:
         return args.func(args)
     except Exception as error:
@@ -193,38 +212,6 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     """`warnings.showwarning` of the command line: the message only, in the one warning form."""
     text = " ".join(str(message).split())
     logging.getLogger("keras_transformer").warning("%s", text)
-
-
-def _import_tensorflow_quietly() -> None:
-    """Imports TensorFlow with stderr (fd 2) sent to a temporary file: CUDA's stubs write
-    "Could not find cuda drivers" before TensorFlow's log level applies; shown on failure."""
-    if "tensorflow" in sys.modules:
-        return
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with tempfile.TemporaryFile() as sink:
-        os.dup2(sink.fileno(), 2)
-        try:
-            import tensorflow as tf
-
-            # Probing the devices once here sends CUDA's "failed call to cuInit" line (written
-            # on a machine without a GPU, whatever the log level) to the sink too.
-            tf.config.list_physical_devices("GPU")
-        except KeyboardInterrupt:
-            raise  # Ctrl-C while TensorFlow loads: no log lines, one line from `main`
-        except BaseException:
-            os.dup2(saved, 2)
-            sink.seek(0)
-            sys.stderr.write(sink.read().decode(errors="replace"))
-            raise
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-    tf.get_logger().setLevel(logging.ERROR)
-    with contextlib.suppress(ImportError):  # absl comes with TensorFlow
-        from absl import logging as absl_logging
-
-        absl_logging.set_verbosity(absl_logging.ERROR)
 
 
 if __name__ == "__main__":

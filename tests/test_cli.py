@@ -344,3 +344,79 @@ def test_python_warnings_have_the_one_warning_form():
         [sys.executable, "-c", code], capture_output=True, env=_env(), timeout=TIMEOUT
     )
     assert result.stderr.decode() == "keras-transformer: warning: 3 malformed lines were skipped\n"
+
+
+NATIVE_PREFIXES = ("E0000", "W0000", "I0000", "WARNING: All log messages before absl")
+"""How TensorFlow's C++ log lines start (absl format), e.g. `E0000 00:00:... util.cc:131]
+oneDNN supports DT_INT64 only on platforms with AVX-512`."""
+
+
+def _native_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith(NATIVE_PREFIXES)]
+
+
+@pytest.mark.parametrize("level", [None, "2"])
+def test_no_native_log_lines_on_stderr_even_with_a_level_in_the_environment(tmp_path, level):
+    # TF_CPP_MIN_LOG_LEVEL=2, common in tutorials, let the oneDNN ERROR line through.
+    env = _env(**({"TF_CPP_MIN_LOG_LEVEL": level} if level else {}))
+    out = tmp_path / "run"
+    train = _run(
+        "train",
+        *("--num-train", "64", "--num-validation", "16", "--num-test", "8"),
+        *("--epochs", "1", "--num-layers", "1", "--d-model", "16", "--num-heads", "2"),
+        *("--target-lang", "fr"),
+        *("--dff", "32", "--batch-size", "16", "--max-length", "96", "--out", out),
+        env=env,
+    )
+    assert train.returncode == 0, train.stderr.decode()[-3000:]
+    err = train.stderr.decode()
+    assert not _native_lines(err), err
+    assert not [line for line in err.splitlines() if line.strip()], err  # quiet: nothing at all
+    for argv in (("translate", out, "one two"), ("export", out, "--out", tmp_path / "x")):
+        result = _run(*argv, env=env)
+        assert result.returncode == 0, result.stderr.decode()
+        assert result.stderr.decode().strip() == "", result.stderr.decode()
+
+
+def test_importing_the_package_and_building_a_model_writes_no_native_lines():
+    code = textwrap.dedent(
+        """
+        import numpy as np
+        import keras_transformer as kt
+        model = kt.models.build_transformer(
+            50, 50, num_layers=1, d_model=16, num_heads=2, dff=32, max_length=8
+        )
+        ids = np.ones((2, 5), "int64")
+        print(model.predict({"source": ids, "target": ids}, verbose=0).shape)
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, env=_env(), timeout=TIMEOUT
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stdout.decode().strip() == "(2, 5, 50)"
+    assert result.stderr.decode().strip() == "", result.stderr.decode()
+
+
+def test_translate_and_export_say_what_they_do_with_v(tiny_run, tmp_path):
+    translate = _run("translate", tiny_run, "one two", "-v")
+    assert translate.returncode == 0, translate.stderr.decode()
+    err = translate.stderr.decode()
+    assert not _native_lines(err), err
+    for needle in ("translate: run ", "device CPU", "key/value cache on", "XLA off", "batches of"):
+        assert needle in err, err
+    assert "loaded in " in err and " text(s) in " in err
+    export = _run("export", tiny_run, "--out", tmp_path / "exported", "-v")
+    assert export.returncode == 0, export.stderr.decode()
+    err = export.stderr.decode()
+    for needle in ("export: run ", "device CPU", "no XLA", "greedy search", "written in "):
+        assert needle in err, err
+
+
+def test_export_ends_with_what_a_client_needs(tiny_run, tmp_path):
+    result = _run("export", tiny_run, "--out", tmp_path / "exported")
+    assert result.returncode == 0, result.stderr.decode()
+    lines = result.stdout.decode().splitlines()
+    assert lines[0] == str(tmp_path / "exported" / "1")
+    assert len(lines) == 2 and "tensorflow/serving:2." in lines[-1]
+    assert "import tensorflow_text" in lines[-1]

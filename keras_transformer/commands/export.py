@@ -1,5 +1,8 @@
 """`keras-transformer export RUN_DIR --out DIR`: a SavedModel for TF Serving."""
 
+import logging
+import time
+
 from keras_transformer.commands._arguments import add_search_options
 
 
@@ -27,12 +30,52 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+logger = logging.getLogger("keras_transformer.commands.export")
+
+
 def run(args) -> int:
+    from keras_transformer.commands.translate import describe
     from keras_transformer.export import export_translator
     from keras_transformer.inference.translator import Translator, check_beam_size
 
     check_beam_size(args.beam_size)  # before loading the model
+    started = time.perf_counter()
     translator = Translator.from_run_dir(args.run_dir)
+    if logger.isEnabledFor(logging.INFO):  # -v: what runs (describe() asks TensorFlow)
+        loaded = _since(started)
+        logger.info("export: %s; loaded in %.1f s", describe(translator, args.run_dir), loaded)
+    search = (
+        "greedy search"
+        if args.beam_size == 1
+        else f"beam search ({args.beam_size} beams, alpha {args.alpha})"
+    )
+    logger.info(
+        "export: tracing the serving graph (%s, key/value cache, no XLA: TF Serving runs "
+        "without it) and writing the SavedModel under %s",
+        search,
+        args.out,
+    )
+    started = time.perf_counter()
     options = dict(beam_size=args.beam_size, alpha=args.alpha)
-    print(export_translator(translator, args.out, args.model_version, **options))
+    path = export_translator(translator, args.out, args.model_version, **options)
+    logger.info("export: written in %.1f s", _since(started))
+    print(path)
+    print(client_note())
     return 0
+
+
+def client_note() -> str:
+    """The last line of `export`: what loads the SavedModel (docs/serving.md)."""
+    import tensorflow as tf
+
+    release = ".".join(tf.__version__.split(".")[:2])
+    return (
+        f"to serve it: TF Serving {release} (docker image tensorflow/serving:{release}.0, "
+        "whose ops include the tensorflow-text ones it uses); from Python: `import "
+        "tensorflow_text` before tf.saved_model.load (it registers NormalizeUTF8 and "
+        "WordpieceTokenizeWithOffsets). See docs/serving.md."
+    )
+
+
+def _since(started: float) -> float:
+    return time.perf_counter() - started

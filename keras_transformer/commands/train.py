@@ -1,7 +1,9 @@
 """`keras-transformer train`: train a Transformer of any architecture and write a run directory."""
 
 import argparse
+import functools
 import os
+import shlex
 
 from keras_transformer.choices import (
     ARCHITECTURES,
@@ -79,7 +81,9 @@ def register(sub) -> None:
         "--source-lang", help="--task numbers: language of the source numbers (en, de, fr, ...)"
     )
     p.add_argument("--target-lang", help="--task numbers: language of the target numbers")
-    p.add_argument("--data", help="tab-separated parallel file for --task tsv")
+    p.add_argument(
+        "--data", help="tab-separated parallel file for --task tsv (--data alone means --task tsv)"
+    )
     p.add_argument(
         "--skip-malformed",
         action="store_true",
@@ -112,8 +116,9 @@ def register(sub) -> None:
     p.add_argument(
         "--time-budget",
         metavar="DURATION",
-        help="train as well as possible in this wall-clock time (90s, 10m, 1.5h); with "
-        "--task tsv the model size is chosen to fit it",
+        help="train as well as possible in this wall-clock time (90s, 10m, 1.5h): the whole "
+        "command's, setup and evaluation included; a resumed run gets what is left of it. "
+        "With --task tsv the model size is chosen to fit it",
     )
     p.add_argument("--label-smoothing", type=RATE, help="label smoothing of the loss, in [0, 1)")
     p.add_argument(
@@ -210,7 +215,8 @@ def add_run_arguments(parser) -> None:
 
 def run_command(config_class, run, args, none_option: str, keys: tuple[str, ...]) -> dict:
     """Runs `config_class(**args)` (`"none"` for `none_option`: None), prints its `keys`."""
-    options = {k: v for k, v in vars(args).items() if k not in ("command", "func")}
+    ignored = ("command", "func", "started", "argv")
+    options = {k: v for k, v in vars(args).items() if k not in ignored}
     if options.get(none_option) == "none":
         options[none_option] = None
     config = config_class(**options)
@@ -222,12 +228,29 @@ def run_command(config_class, run, args, none_option: str, keys: tuple[str, ...]
         kept = (
             f" (its progress is kept in {config.run_dir})" if os.path.isdir(config.run_dir) else ""
         )
-        interrupt.resume_hint = f"{current_stage()}; run the same command to resume{kept}"
+        interrupt.resume_hint = f"{current_stage()}; {resume_text(args)}{kept}"
         raise
     print(f"run directory: {config.run_dir}")
     for key in (key for key in keys if key in metrics):
-        print(f"{key}: {metrics[key]}")
+        if metrics[key] is None and f"{key}_left_out" in metrics:  # a score that means nothing
+            print(f"{key}: left out: {metrics[f'{key}_left_out']}")
+        else:
+            print(f"{key}: {metrics[key]}")
     return metrics
+
+
+def resume_text(args) -> str:
+    """How to resume an interrupted run: "run the same command", or the command without
+    `--overwrite` when it had one (a resume must never start the run again)."""
+    argv = getattr(args, "argv", None)
+    if argv is None or not any(_is_overwrite(arg) for arg in argv):
+        return "run the same command to resume"
+    command = shlex.join(["keras-transformer", *(a for a in argv if not _is_overwrite(a))])
+    return f"resume with: {command}"
+
+
+def _is_overwrite(arg: str) -> bool:  # argparse also takes an unambiguous prefix (--overw)
+    return len(arg) > len("--o") and "--overwrite".startswith(arg)
 
 
 def _train(args) -> int:
@@ -248,7 +271,15 @@ def _train(args) -> int:
         "train_tokens_per_second",
         "parameters",
     )
-    metrics = run_command(TrainConfig, train, args, "mixed_precision", keys)
+    if "task" not in vars(args) and any(
+        name in vars(args) for name in ("data", "validation_data", "test_data")
+    ):
+        args.task = "tsv"  # `train --data FILE` means the user's own tab-separated pairs
+    # --time-budget counts from the command's start (cli.main), imports included
+    started = getattr(args, "started", None)
+    metrics = run_command(
+        TrainConfig, functools.partial(train, started=started), args, "mixed_precision", keys
+    )
     if metrics["samples"] and "source" in metrics["samples"][0]:
         print("sample test translations:")
     for sample in metrics["samples"]:

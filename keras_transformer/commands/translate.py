@@ -1,6 +1,7 @@
 """`keras-transformer translate RUN_DIR [TEXT ...]`: one translation per line, in order."""
 
 import argparse
+import logging
 import os
 import queue
 import sys
@@ -17,9 +18,14 @@ DESCRIPTION = (
     "lines arrive: a batch goes as soon as the input pauses); prints one translation "
     "per line, an empty line for an empty input."
 )
+FEW_TEXTS = 256
+"""Up to this many TEXT arguments, `--jit-compile auto` is off: on this 2-core CPU XLA's first
+batch took 5-10 s against 4-5 s without it, and saved 0.01-0.2 s a batch after that
+(benchmarks/translate_startup.py)."""
 IDLE_SECONDS = 0.1  # stdin: a partial batch is translated once no line came for this long,
 MAX_WAIT_SECONDS = 0.5  # or once its first line has waited this long (a slow, steady writer)
 _END = object()  # the reader thread's last item
+logger = logging.getLogger("keras_transformer.commands.translate")
 
 
 def _add_options(p: argparse.ArgumentParser) -> None:
@@ -33,8 +39,9 @@ def _add_options(p: argparse.ArgumentParser) -> None:
         "--jit-compile",
         choices=JIT_COMPILE,
         default="auto",
-        help="compile the search with XLA (once per power-of-two batch size). auto: "
-        "on for the cached search, for --no-cache only on a GPU",
+        help="compile the search with XLA (once per power-of-two batch size). auto: off for "
+        f"up to {FEW_TEXTS} TEXT arguments (compiling costs more than it saves), else on for "
+        "the cached search (stdin), for --no-cache only on a GPU",
     )
     p.add_argument(
         "--max-length", type=int, default=None, help="tokens per sequence (default: the run's)"
@@ -102,11 +109,24 @@ def run(args) -> int:
     if args.batch_size < 1:
         raise UserInputError(f"--batch-size must be >= 1; received {args.batch_size}.")
     check_beam_size(args.beam_size)  # before loading the model
+    jit_compile = args.jit_compile
+    if jit_compile == "auto" and args.texts and len(args.texts) <= FEW_TEXTS:
+        jit_compile = "off"  # a few texts: the first output comes sooner without compiling
+    started = time.perf_counter()
     translator = Translator.from_run_dir(
         args.run_dir,
         use_cache=not args.no_cache,
         max_length=args.max_length,
-        jit_compile=args.jit_compile,
+        jit_compile=jit_compile,
+    )
+    if logger.isEnabledFor(logging.INFO):  # -v: what runs (describe() asks TensorFlow)
+        loaded = _since(started)
+        logger.info("translate: %s; loaded in %.1f s", describe(translator, args.run_dir), loaded)
+    logger.info(
+        "translate: batches of up to %d texts, %s; each new batch size compiles once%s",
+        args.batch_size,
+        _search_text(args.beam_size, args.alpha),
+        " (XLA, rounded up to a power of two)" if translator.jit_compile else "",
     )
     interactive = not args.texts and sys.stdin.isatty()
     if args.texts:
@@ -116,8 +136,10 @@ def run(args) -> int:
     progress, done = sys.stderr.isatty() and not interactive, 0
     try:
         for batch in batches:
+            started = time.perf_counter()
             lines = translator(batch, beam_size=args.beam_size, alpha=args.alpha)
             print(*lines, sep="\n", flush=True)
+            logger.info("translate: %d text(s) in %.2f s", len(batch), _since(started))
             done += len(batch)
             if progress:
                 print(f"\rtranslate: {done} lines", end="", file=sys.stderr, flush=True)
@@ -127,6 +149,31 @@ def run(args) -> int:
         if progress and done:
             print(file=sys.stderr)
     return 0
+
+
+def describe(translator, run_dir: str) -> str:
+    """What a loaded `Translator` runs: the run, its sizes, the device, the cache and XLA (the
+    `-v` line of `translate` and `export`)."""
+    import tensorflow as tf
+
+    gpus = tf.config.list_physical_devices("GPU")
+    device = f"{len(gpus)} GPU(s)" if gpus else "CPU only (no GPU found)"
+    kind = "decoder-only" if type(translator).__name__ == "PrefixTranslator" else "encoder-decoder"
+    parameters = f"{translator.model.count_params():,}"
+    cache = "key/value cache on" if translator.use_cache else "no key/value cache (--no-cache)"
+    xla = "XLA on" if translator.jit_compile else "XLA off"
+    return (
+        f"run {run_dir} ({kind}, {parameters} parameters, max_length {translator.max_length}); "
+        f"device {device}; {cache}; {xla}"
+    )
+
+
+def _search_text(beam_size: int, alpha: float) -> str:
+    return "greedy search" if beam_size == 1 else f"beam search ({beam_size} beams, alpha {alpha})"
+
+
+def _since(started: float) -> float:
+    return time.perf_counter() - started
 
 
 def _chunks(texts: Sequence[str], size: int) -> Iterator[list[str]]:

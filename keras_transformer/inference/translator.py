@@ -188,11 +188,16 @@ class Translator(tf.Module):
             def search_ids(source):
                 return self._output_ids(source, key[0], key[1], decoder)
 
+            # autograph=False: the search's loops are tf.while_loops already, and converting
+            # its Python source cost about half of the first translation (3.9 of 8 s, measured
+            # by benchmarks/translate_startup.py's profile on this 2-core CPU).
             if jit:
                 spec = [tf.TensorSpec([None, None], tf.int32)]
-                search_ids = tf.function(search_ids, input_signature=spec, jit_compile=True)
+                search_ids = tf.function(
+                    search_ids, input_signature=spec, jit_compile=True, autograph=False
+                )
 
-            @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+            @tf.function(input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
             def translate(texts):
                 source = self._encode(texts)
                 if jit:  # one source width: XLA compiles once per batch size, not per width

@@ -12,14 +12,18 @@ import time
 import keras
 from keras import ops
 
-from keras_transformer._validation import check_positive_int, parse_duration
+from keras_transformer._validation import (
+    check_int,
+    check_number,
+    check_positive_int,
+    parse_duration,
+)
 from keras_transformer.training import rundir
 from keras_transformer.training.schedule import BudgetSchedule
 
 logger = logging.getLogger(__name__)
-progress_logger = logging.getLogger("keras_transformer.progress")
+progress_logger = rundir.progress_logger
 """`TimeBudget`'s one line per epoch, shown by default (INFO), in place of Keras's progress bar."""
-progress_logger.setLevel(logging.INFO)
 
 KILL_AT = "KERAS_TRANSFORMER_TEST_KILL_AT"  # test hook only: names where `kill_point` kills
 KILL_SIGNAL = "KERAS_TRANSFORMER_TEST_KILL_SIGNAL"  # test hook only: the signal it sends
@@ -186,14 +190,16 @@ class RunAccounting(keras.callbacks.Callback):
 
     Args:
         run_dir: the run directory.
+        clock: a `wallclock.RunClock`: its `used()` seconds are saved too (`wall_seconds`).
 
     Attributes:
         epochs_run, train_seconds: the totals so far (whole run).
         stopped_on_nan: whether a batch's loss was not finite.
     """
 
-    def __init__(self, run_dir: str):
+    def __init__(self, run_dir: str, clock=None):
         super().__init__()
+        self.clock = clock
         self.run_dir, saved = run_dir, rundir.read_state(run_dir)
         self._prior = float(saved.get("train_seconds", 0.0))
         self.epochs_run = int(saved.get("epochs_run", 0))
@@ -224,6 +230,8 @@ class RunAccounting(keras.callbacks.Callback):
         """Writes the totals (seconds up to now) to `state.json`."""
         if self._start is not None:
             self.train_seconds = self._prior + time.perf_counter() - self._start
+        if self.clock is not None:
+            extra.setdefault("wall_seconds", round(self.clock.used(), 3))
         rundir.update_state(
             self.run_dir,
             epochs_run=self.epochs_run,
@@ -240,10 +248,15 @@ class TimeBudget(keras.callbacks.Callback):
     """Stops `fit` when a time budget is spent and shapes a `BudgetSchedule` to it.
 
     Checked after every batch (validation still runs); every `update_every` batches and epoch
-    end, `total_steps` becomes `steps_done * budget / elapsed`. With `progress=True` each epoch
-    ends with one line on the `keras_transformer.progress` logger (INFO, shown by default):
-    `epoch 3: 42 s of 60 s (18 s left), loss 1.234, val_loss 1.456` — a budget run reports
-    time, not `Epoch 3/1000` (run `fit` with `verbose=0`).
+    end, `total_steps` becomes `steps_done * training_seconds / elapsed`. With `progress=True`
+    each epoch ends with one line on the `keras_transformer.progress` logger (INFO, shown by
+    default): `epoch 3: 42 s of 60 s (18 s left), loss 1.234, val_loss 1.456` — a budget run
+    reports time, not `Epoch 3/1000` (run `fit` with `verbose=0`).
+
+    The budget may be a whole command's (`train --time-budget`): `used_seconds` were spent before
+    `fit` (setup, earlier parts of a resumed run), `reserve_seconds` are kept for after it
+    (evaluation, saving), and with `validation_batches` the validation pass that follows the stop
+    is kept too. Training stops once `used + elapsed + reserve + one validation >= budget`.
 
     Args:
         budget_seconds: float > 0, or a duration string such as `"10m"`.
@@ -251,12 +264,19 @@ class TimeBudget(keras.callbacks.Callback):
         schedule: an optional `BudgetSchedule` to keep shaped to the budget.
         update_every: batches between two re-estimates of `total_steps`.
         progress: log one line per epoch with the time used and left.
+        used_seconds: float >= 0, seconds of the budget spent before `fit`.
+        reserve_seconds: float >= 0, seconds of the budget kept for after `fit`.
+        validation_batches: int >= 0, batches of one validation pass: timed once one has run,
+            before that estimated at a third of a training batch each.
 
     Attributes:
         elapsed: seconds used so far (after training: in total).
         stopped_step: the optimizer step the budget stopped at (inside an epoch or at its end),
             or None when training ended before the budget.
         stopped: whether the budget ended training.
+        stopped_in_epoch: the 0-based epoch the budget stopped inside (before its last batch),
+            or None.
+        batch_seconds: mean wall seconds of a training batch after the first, or None.
 
     Example:
     >>> schedule = BudgetSchedule(1e-3, warmup_steps=10, total_steps=100)
@@ -272,6 +292,9 @@ class TimeBudget(keras.callbacks.Callback):
         schedule: BudgetSchedule | None = None,
         update_every: int = 20,
         progress: bool = False,
+        used_seconds: float = 0.0,
+        reserve_seconds: float = 0.0,
+        validation_batches: int = 0,
     ) -> None:
         super().__init__()
         self.budget_seconds = parse_duration(budget_seconds)
@@ -285,7 +308,34 @@ class TimeBudget(keras.callbacks.Callback):
         self.clock, self.schedule, self._now = clock, schedule, _CLOCKS[clock]
         self.update_every = check_positive_int("update_every", update_every)
         self.progress = bool(progress)
+        self.used_seconds = check_number("used_seconds", used_seconds, 0.0)
+        self.reserve_seconds = check_number("reserve_seconds", reserve_seconds, 0.0)
+        self.validation_batches = check_int("validation_batches", validation_batches, minimum=0)
         self._start, self._first_step, self.elapsed, self.stopped_step = None, 0, 0.0, None
+        self._total = None  # the schedule's total_steps, as last set
+        self.stopped_in_epoch, self._epoch, self._batches = None, 0, 0
+        self._validation_batch_seconds, self._test_start, self._test_batches = None, None, 0
+        self._first_batch_end = self._last_batch_end = 0.0
+
+    @property
+    def batch_seconds(self) -> float | None:
+        """Mean wall seconds of a training batch after the first (which traces the step), with
+        the validation passes between them; None before the second batch."""
+        if self._batches < 2:
+            return None
+        return (self._last_batch_end - self._first_batch_end) / (self._batches - 1)
+
+    def validation_seconds(self) -> float:
+        """Seconds of the forward passes kept after the stop (`validation_batches`): timed per
+        batch on the last validation, else a third of a training batch each."""
+        if self._validation_batch_seconds is not None:
+            return self.validation_batches * self._validation_batch_seconds
+        return self.validation_batches * (self.batch_seconds or 0.0) / 3.0
+
+    def training_seconds(self) -> float:
+        """Seconds of this `fit` that the budget leaves to training (validation included)."""
+        kept = self.used_seconds + self.reserve_seconds + self.validation_seconds()
+        return self.budget_seconds - kept
 
     def _steps_done(self) -> int:
         return int(ops.convert_to_numpy(self.model.optimizer.iterations)) - self._first_step
@@ -293,39 +343,72 @@ class TimeBudget(keras.callbacks.Callback):
     def _reshape(self) -> None:
         done = 0 if self.schedule is None or self.elapsed <= 0 else self._steps_done()
         if done > 0:
-            fit = int(done * self.budget_seconds / self.elapsed)
+            fit = int(done * max(0.0, self.training_seconds()) / self.elapsed)
             self.schedule.set_total_steps(self._first_step + max(fit, done + 1))
+            self._total = self.schedule.total_steps
 
     def on_train_begin(self, logs=None):
         self._start = self._now()
         self._first_step = int(ops.convert_to_numpy(self.model.optimizer.iterations))
         self.elapsed, self.stopped_step, self._batches = 0.0, None, 0
+        self.stopped_in_epoch = None
+        self._total = None if self.schedule is None else self.schedule.total_steps
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch = epoch
+
+    def on_test_begin(self, logs=None):
+        self._test_start, self._test_batches = self._now(), 0
+
+    def on_test_batch_end(self, batch, logs=None):
+        self._test_batches += 1
+
+    def on_test_end(self, logs=None):
+        if self._test_start is not None and self._test_batches:
+            seconds = self._now() - self._test_start
+            self._validation_batch_seconds = seconds / self._test_batches
 
     def on_train_batch_end(self, batch, logs=None):
         self.elapsed = self._now() - self._start
         self._batches += 1
-        if self._batches % self.update_every == 0:
+        self._last_batch_end = self.elapsed
+        if self._batches == 1:
+            self._first_batch_end = self.elapsed
+        # The next update is step `first + batches + 1` of the schedule: past `total_steps` the
+        # schedule holds its after-the-end rate (for a later fit), so the decay moves first.
+        beyond = self._total is not None and self._first_step + self._batches + 1 > self._total
+        if self._batches % self.update_every == 0 or beyond:
             self._reshape()
-        if self.elapsed >= self.budget_seconds:
+        if self.elapsed >= self.training_seconds():
             self.model.stop_training = True
             if self.stopped_step is None:
                 self.stopped_step = self._first_step + self._steps_done()
+                steps = (self.params or {}).get("steps")
+                if steps is None or batch + 1 < steps:  # inside the epoch, not at its end
+                    self.stopped_in_epoch = self._epoch
 
     @property
     def stopped(self) -> bool:
         """Whether the budget ended training."""
         return self.stopped_step is not None
 
+    @property
+    def stopped_after_batches(self) -> int:
+        """Batches this `fit` trained before the budget stopped it (0 if it did not)."""
+        return 0 if self.stopped_step is None else self.stopped_step - self._first_step
+
     def on_epoch_end(self, epoch, logs=None):
         self.elapsed = self._now() - self._start
-        if self.elapsed >= self.budget_seconds:
+        # Another epoch needs at least a batch and a validation pass.
+        if self.elapsed + (self.batch_seconds or 0.0) >= self.training_seconds():
             self.model.stop_training = True
             if self.stopped_step is None:  # the budget ran out with the epoch's last batch
                 self.stopped_step = self._first_step + self._steps_done()
         elif self.stopped_step is None:
             self._reshape()
         if self.progress:
-            left = max(0.0, self.budget_seconds - self.elapsed)
+            used = self.used_seconds + self.elapsed
+            left = max(0.0, self.budget_seconds - used)
             values = "".join(
                 f", {name} {float(value):.4g}"
                 for name, value in sorted((logs or {}).items())
@@ -334,7 +417,7 @@ class TimeBudget(keras.callbacks.Callback):
             progress_logger.info(
                 "epoch %d: %.0f s of %.0f s (%.0f s left)%s",
                 epoch + 1,
-                self.elapsed,
+                used,
                 self.budget_seconds,
                 left,
                 values,
@@ -362,11 +445,13 @@ class SequencesConverged(keras.callbacks.Callback):
         super().__init__()
         self.floor, self.min_delta, self.patience = floor, min_delta, patience
         self.ceiling, self.best, self.flat, self.cooling = ceiling, None, 0, False
+        self.converged = False  # whether this callback ended training
 
     def on_epoch_end(self, epoch, logs=None):
         value = (logs or {}).get("val_sequence_accuracy")
         if self.cooling or value is None or not math.isfinite(value):
             self.model.stop_training |= self.cooling  # the cool-down epoch is over
+            self.converged |= self.cooling
             return
         if self.best is None or value >= self.best + self.min_delta:
             self.flat = 0
@@ -378,6 +463,7 @@ class SequencesConverged(keras.callbacks.Callback):
         if value >= self.ceiling or self.flat >= self.patience:
             logger.info("validation sequence accuracy %.4f has converged: stopping", value)
             self.model.stop_training = True
+            self.converged = True
 
     def _cool_down(self) -> bool:
         """Ends a `BudgetSchedule`'s decay one epoch from now; False if there is none."""

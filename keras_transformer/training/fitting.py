@@ -33,6 +33,8 @@ class FitResult:
         stopped_on_nan: whether training stopped on a NaN loss.
         best_weights: the path of the best checkpoint (absent if no epoch had a finite loss).
         steps: optimizer updates made, over the whole run.
+        stop_reason: why training ended before its last epoch (early stopping, converged, a
+            time budget), or None.
     """
 
     seconds: float
@@ -40,6 +42,7 @@ class FitResult:
     stopped_on_nan: bool
     best_weights: str
     steps: int = 0
+    stop_reason: str | None = None
 
     def metrics(self, model: keras.Model) -> dict:
         """The entries every `metrics.json` has: time, epochs, NaN stop, parameters."""
@@ -90,6 +93,7 @@ def fit_run(
     tensorboard: bool = True,
     callbacks: list | None = None,
     verbose: int | None = None,
+    clock=None,
 ) -> FitResult:
     """Fits `model` (compiled) with the run directory's callbacks; see the module docstring.
 
@@ -104,6 +108,7 @@ def fit_run(
         callbacks: more callbacks, run after the run directory's (e.g. `budget.TimeBudget`).
         verbose: `model.fit`'s; None: a progress bar on a terminal, else one line per epoch
             (0 when a `TimeBudget(progress=True)` reports instead).
+        clock: a `wallclock.RunClock`: the run's wall seconds are kept in `state.json` too.
 
     Returns:
         A `FitResult`. The model holds the best weights.
@@ -125,7 +130,9 @@ def fit_run(
             int(state.get("steps", 0)),
         )
     history_csv, logs = os.path.join(run_dir, "history.csv"), os.path.join(run_dir, "logs")
-    accounting = run_callbacks.RunAccounting(run_dir)
+    accounting = run_callbacks.RunAccounting(run_dir, clock=clock)
+    early = keras.callbacks.EarlyStopping(monitor="val_loss", patience=early_stopping_patience)
+    converged = run_callbacks.SequencesConverged()  # a no-op without the sequence accuracy
     callbacks = [
         keras.callbacks.TerminateOnNaN(),
         # Resuming keeps the best validation loss so far as the bar to beat.
@@ -133,8 +140,8 @@ def fit_run(
         run_callbacks.ResumableCSVLogger(history_csv),
         accounting,  # before the backup, which is deleted when fit ends
         run_callbacks.AtomicBackupAndRestore(os.path.join(run_dir, "backup")),
-        keras.callbacks.EarlyStopping(monitor="val_loss", patience=early_stopping_patience),
-        run_callbacks.SequencesConverged(),  # a no-op for models without the sequence accuracy
+        early,
+        converged,
         *([keras.callbacks.TensorBoard(logs, write_graph=False)] if tensorboard else []),
         *(callbacks or []),
     ]
@@ -165,4 +172,22 @@ def fit_run(
         logger.warning(message, best)
     if os.path.exists(best):
         model.load_weights(best)
-    return FitResult(accounting.train_seconds, accounting.epochs_run, diverged, best, steps)
+    reason = None
+    if accounting.epochs_run < epochs and not diverged:
+        reason = _stop_reason(early, converged, callbacks, early_stopping_patience)
+        if reason is not None and not reason.startswith("the time budget"):
+            rundir.progress_logger.info(
+                "training stopped early after epoch %d: %s", accounting.epochs_run, reason
+            )
+    return FitResult(accounting.train_seconds, accounting.epochs_run, diverged, best, steps, reason)
+
+
+def _stop_reason(early, converged, callbacks, patience: int) -> str | None:
+    """Which callback ended `fit` before its last epoch, in words (None: none said so)."""
+    if any(getattr(callback, "stopped", False) is True for callback in callbacks):
+        return "the time budget was spent"
+    if converged.converged:
+        return "the validation sequence accuracy converged"
+    if early.stopped_epoch > 0:
+        return f"val_loss did not improve for {patience} epochs (early stopping)"
+    return None

@@ -2,6 +2,7 @@
 
 import dataclasses
 import logging
+import math
 import os
 import shutil
 
@@ -19,6 +20,7 @@ from keras_transformer.training.pretraining import load_pretrained
 from keras_transformer.training.recipes import RECIPES, recipe_name
 from keras_transformer.training.rundir import plot_run_curves
 from keras_transformer.training.schedule import BudgetSchedule
+from keras_transformer.training.wallclock import FINISH_SECONDS, RunClock
 
 logger = logging.getLogger(__name__)
 
@@ -28,14 +30,44 @@ MEASURED_LENGTH = ("translation", "prefix")
 __all__ = ["train"]
 
 
-def train(config: TrainConfig) -> dict:
+def train(config: TrainConfig, *, started: float | None = None) -> dict:
     """Run one training job and write its run directory; returns `metrics.json`.
 
     Sizes and a warm-up left to the data are planned here (`training.planning`) and applied to
     a copy of `config`: the caller's object is left as it was. The run directory is checked
     first (`rundir.check_run_dir`: a file in the way, a finished run, an unfinished run with
-    other settings), before any data work; `--overwrite` clears it once the data is ready."""
+    other settings), before any data work; `--overwrite` clears it once the data is ready,
+    unless it holds an unfinished run with the same settings, which is resumed
+    (`rundir.overwrites`).
+
+    `config.time_budget` is the wall time of the whole job, counted from `started`
+    (`time.time()`; the command line passes its process's start, else now) plus the seconds of
+    the earlier parts of a resumed run: setup, training and evaluation (`_budget_callback`)."""
     rundir.check_run_dir(config, config.run_dir)
+    clears = rundir.overwrites(config, config.run_dir)
+    earlier = {} if clears else rundir.read_state(config.run_dir)  # an unfinished run's totals
+    clock = RunClock(
+        config.time_budget, started=started, prior_seconds=earlier.get("wall_seconds", 0.0)
+    )
+    counted = {"dir": None}  # the run directory whose state.json counts this process's seconds
+    if earlier:
+        counted["dir"] = config.run_dir
+        if config.time_budget is not None and clock.left() <= 0:
+            raise ValueError(
+                f"the unfinished run in {config.run_dir} has used its whole --time-budget "
+                f"{_duration(config.time_budget)} ({clock.prior_seconds:.0f} s over "
+                f"{earlier.get('parts', 1)} part(s)); rerun with a larger --time-budget and "
+                "--overwrite."
+            )
+    try:
+        return _train(config, clock, clears, earlier, counted)
+    except BaseException:  # interrupted or failed: this process's seconds still count
+        if counted["dir"] is not None and os.path.isdir(counted["dir"]):
+            rundir.update_state(counted["dir"], wall_seconds=round(clock.used(), 3))
+        raise
+
+
+def _train(config: TrainConfig, clock: RunClock, clears: bool, earlier: dict, counted) -> dict:
     requested = rundir.requested_settings(config)
     set_stage("while setting up the devices")
     # First TensorFlow call: logical devices and collectives are fixed at start-up.
@@ -78,25 +110,29 @@ def train(config: TrainConfig) -> dict:
         config, sized = dataclasses.replace(config, **recipe.sizes), {**sized, **recipe.sizes}
     pieces = ", ".join(f"{name} {tok.vocab_size}" for name, tok in recipe.tokenizers.items())
     logger.info("vocabularies (WordPiece pieces): %s", pieces)
-    if config.overwrite:
+    if clears:
         rundir.clear_run(config.run_dir)
-    resumed = rundir.read_state(config.run_dir).get("epochs_run", 0)
     run_dir = rundir.make_run_dir(distribute.write_dir(config.run_dir, strategy))
-    if resumed:
-        logger.info("run directory %s: resuming after epoch %d", run_dir, resumed)
+    counted["dir"] = run_dir
+    parts = int(earlier.get("parts", 1)) + 1 if earlier else 1
+    if earlier:
+        _log_resume(config, run_dir, earlier, clock)
     else:
         logger.info("run directory %s", run_dir)
-    rundir.update_state(run_dir, settings=requested)
+    rundir.update_state(run_dir, settings=requested, parts=parts)
     for name, tokenizer in recipe.tokenizers.items():
         tokenizer.save(os.path.join(run_dir, "tokenizers", name))
     schedule, callbacks = None, []
     if config.planned_schedule and recipe.learning_rate is None:
         pace = _pace_inputs(config, task, recipe.train_ds, recipe.config_extra)
-        plan = planning.plan_schedule(config, *pace)
+        # A budget's steps are planned for what is left of it after setup and evaluation.
+        planned = config
+        if config.time_budget is not None:
+            left = max(1.0, clock.left() - FINISH_SECONDS)
+            planned = dataclasses.replace(config, time_budget=left)
+        plan = planning.plan_schedule(planned, *pace)
         config = dataclasses.replace(config, warmup_steps=plan.warmup_steps)  # to config.json
         schedule = BudgetSchedule(*plan)
-    if config.time_budget is not None:  # one line per epoch: time used and left, not "Epoch 3/1000"
-        callbacks.append(TimeBudget(config.time_budget, schedule=schedule, progress=True))
     set_stage("while building the model")
     kill_point("building_model")
     with strategy.scope():  # variables mirrored on every replica
@@ -110,9 +146,15 @@ def train(config: TrainConfig) -> dict:
             learning_rate=recipe.learning_rate or schedule,
         )
     distribute.prepare_for_strategy(model, recipe.train_ds.element_spec)
+    budget = None
+    if config.time_budget is not None:  # one line per epoch: time used and left, not "Epoch 3/1000"
+        set_stage("while timing the evaluation (for the time budget)")
+        epoch_seconds = _epoch_seconds(config, task, recipe)
+        budget = _budget_callback(config, clock, recipe, model, schedule, epoch_seconds)
+        callbacks.append(budget)
     limit = (
-        f"for {config.time_budget:g} s"
-        if config.time_budget is not None
+        f"for {budget.training_seconds():.0f} s of the {config.time_budget:g} s budget"
+        if budget is not None
         else f"for up to {config.epochs} epochs"
     )
     logger.info("model: %s parameters; training %s", f"{model.count_params():,}", limit)
@@ -131,6 +173,7 @@ def train(config: TrainConfig) -> dict:
         **_budget_epochs(config),
         **init_record,
     )
+    setup_seconds = clock.elapsed()
     fit = fit_run(
         model,
         recipe.train_ds,
@@ -140,7 +183,11 @@ def train(config: TrainConfig) -> dict:
         early_stopping_patience=config.early_stopping_patience,
         callbacks=callbacks,
         verbose=0 if callbacks else None,
+        clock=clock,
     )
+    if budget is not None:
+        _report_budget_end(config, budget, fit, setup_seconds, epoch_seconds, clock.prior_seconds)
+    evaluation_started = clock.elapsed()
     set_stage("while saving and evaluating the model (training is done)")
     model.save(os.path.join(run_dir, "model.keras"))
     kill_point("before_plots")  # test hook (callbacks.kill_point): no-op unless set
@@ -151,13 +198,19 @@ def train(config: TrainConfig) -> dict:
         **fit.metrics(model),
         "num_test": len(task.test),
     }
-    if config.time_budget is not None:
-        metrics["time_budget_seconds"] = config.time_budget
-        metrics["stopped_by_time_budget"] = callbacks[0].stopped
     set_stage("while drawing the plots (training is done)")
     plot_run_curves(run_dir, config, fit.steps, schedule=recipe.learning_rate or schedule)
     if recipe.plot is not None:
         recipe.plot(model, os.path.join(run_dir, "plots"))
+    metrics.update(
+        setup_seconds=round(setup_seconds, 2),
+        evaluation_seconds=round(clock.elapsed() - evaluation_started, 2),
+        wall_seconds=round(clock.used(), 2),  # every part of the run, as `time` counts them
+        run_parts=parts,
+    )
+    if config.time_budget is not None:
+        metrics["time_budget_seconds"] = config.time_budget
+        metrics["stopped_by_time_budget"] = budget is not None and budget.stopped
     # metrics.json marks a finished run: written last, so a run stopped before it is resumed.
     kill_point("before_metrics")
     rundir.write_json(os.path.join(run_dir, "metrics.json"), metrics)
@@ -168,6 +221,150 @@ def train(config: TrainConfig) -> dict:
     if run_dir != config.run_dir:  # a non-chief worker: its files were only a copy
         shutil.rmtree(run_dir, ignore_errors=True)
     return metrics
+
+
+def _log_resume(config: TrainConfig, run_dir: str, earlier: dict, clock: RunClock) -> None:
+    """One line, shown by default: the run resumes, after what, with how much budget left."""
+    epochs = int(earlier.get("epochs_run", 0))
+    done = f"after epoch {epochs}" if epochs else "(no epoch had finished)"
+    text = f"resuming the unfinished run in {run_dir} {done}"
+    if config.time_budget is not None:
+        text += (
+            f"; {clock.prior_seconds:.0f} s of the {config.time_budget:g} s budget were used, "
+            f"{max(0.0, clock.left()):.0f} s are left"
+        )
+    if config.overwrite:
+        text += (
+            " (--overwrite replaces a finished run or one started with other settings; "
+            f"delete {run_dir} to start this one again)"
+        )
+    rundir.progress_logger.info("%s", text)
+
+
+def _budget_callback(
+    config: TrainConfig, clock: RunClock, recipe, model, schedule, epoch_seconds: float | None
+) -> TimeBudget:
+    """The `TimeBudget` of a run whose `--time-budget` is the whole command's wall time.
+
+    Kept for after training: the evaluation's decoding, measured on a chunk of the test
+    sentences (`recipe.prepare_evaluation`, which also compiles the search the evaluation uses),
+    `FINISH_SECONDS` of saving and plots, and forward passes over the validation batches (the
+    pass after the stop) and the test batches, timed by `TimeBudget` itself.
+
+    Raises:
+        ValueError: the budget is spent before training could start, naming what took it and
+            the budget to ask for instead.
+    """
+    decoding = 0.0
+    if recipe.prepare_evaluation is not None and not rundir.read_state(config.run_dir).get(
+        "fit_finished"
+    ):
+        decoding = recipe.prepare_evaluation(model)
+    validation_batches = int(recipe.val_ds.cardinality())
+    budget = TimeBudget(
+        config.time_budget,
+        schedule=schedule,
+        progress=True,
+        used_seconds=min(clock.used(), config.time_budget),
+        reserve_seconds=decoding + FINISH_SECONDS,
+        validation_batches=max(0, validation_batches) + recipe.test_batches,
+    )
+    if budget.training_seconds() <= 0:
+        setup = clock.elapsed()
+        earlier = f" and earlier parts of the run {clock.prior_seconds:.0f} s" * bool(
+            clock.prior_seconds
+        )
+        raise ValueError(
+            f"--time-budget {_duration(config.time_budget)} was used up before training could "
+            f"start: setup took {_seconds(setup)}{earlier}, and evaluating needs about "
+            f"{_seconds(budget.reserve_seconds)}; rerun with --time-budget "
+            f"{_suggested(clock.prior_seconds + setup, epoch_seconds, budget.reserve_seconds)} "
+            "or more and --overwrite."
+        )
+    return budget
+
+
+def _report_budget_end(
+    config: TrainConfig,
+    budget: TimeBudget,
+    fit,
+    setup_seconds: float,
+    epoch_seconds: float | None,
+    prior_seconds: float = 0.0,
+) -> None:
+    """One warning when the budget ended inside the run's first epoch (a barely trained model),
+    with the budget to ask for (`prior_seconds`: spent by earlier parts of a resumed run); one
+    line why training stopped when `--epochs` was also given."""
+    if budget.stopped_in_epoch == 0:
+        steps = int((budget.params or {}).get("steps") or 0)
+        if budget.batch_seconds is not None and steps:
+            epoch_seconds = budget.batch_seconds * steps  # measured, not planned
+        kept = budget.reserve_seconds + budget.validation_seconds()
+        one_epoch = f" and one epoch about {_seconds(epoch_seconds)}" if epoch_seconds else ""
+        logger.warning(
+            "--time-budget %s ended during the first epoch (%d of %d batches): the model is "
+            "barely trained. Setup took %s, evaluating needs about %s%s: rerun with "
+            "--time-budget %s or more and --overwrite.",
+            _duration(config.time_budget),
+            budget.stopped_after_batches,
+            steps,
+            _seconds(setup_seconds),
+            _seconds(kept),
+            one_epoch,
+            _suggested(prior_seconds + setup_seconds, epoch_seconds, kept),
+        )
+    elif budget.stopped and config.epochs != BUDGET_EPOCHS:
+        rundir.progress_logger.info(
+            "training stopped after epoch %d of %d: the %s time budget was spent",
+            fit.epochs_run,
+            config.epochs,
+            _duration(config.time_budget),
+        )
+
+
+def _suggested(setup: float, epoch: float | None, kept: float) -> str:
+    """A budget for three epochs after this setup (twice the setup without an epoch estimate)."""
+    training = 3 * epoch if epoch is not None else max(setup, 30.0)
+    return _duration(_round_up(setup + training + kept))
+
+
+def _epoch_seconds(config: TrainConfig, task, recipe) -> float | None:
+    """Seconds of one training epoch at the planned pace (`planning.estimate_steps`), or None
+    for runs the pace does not describe (no text targets, sizes not set)."""
+    try:
+        steps, tokens = _pace_inputs(config, task, recipe.train_ds, recipe.config_extra)
+        per_second = 1000.0 / planning.estimate_steps(
+            1000.0,
+            tokens,
+            num_layers=config.num_layers,
+            d_model=config.d_model,
+            dff=config.dff,
+            vocab_size=config.vocab_size,
+        )
+    except (TypeError, ValueError, ZeroDivisionError):
+        return None
+    return steps * per_second
+
+
+def _seconds(seconds: float) -> str:
+    """`12 s`, `0.4 s`: seconds as the budget lines show them."""
+    return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
+
+
+def _round_up(seconds: float) -> float:
+    """Seconds rounded up to a budget one would type: 10 s under 2 minutes, then minutes."""
+    if seconds <= 120:
+        return 10.0 * math.ceil(seconds / 10.0)
+    return 60.0 * math.ceil(seconds / 60.0)
+
+
+def _duration(seconds: float) -> str:
+    """`90s`, `2m`, `1.5h`: a duration as `--time-budget` takes it."""
+    if seconds >= 3600 and seconds % 360 == 0:
+        return f"{seconds / 3600:g}h"
+    if seconds >= 120 and seconds % 60 == 0:
+        return f"{seconds / 60:g}m"
+    return f"{seconds:g}s"
 
 
 def _budget_epochs(config: TrainConfig) -> dict:

@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import logging
 import os
 import shutil
 from typing import Any
@@ -11,6 +12,12 @@ import tensorflow as tf
 
 from keras_transformer import plots
 from keras_transformer.training.schedule import TransformerSchedule
+
+logger = logging.getLogger(__name__)
+progress_logger = logging.getLogger("keras_transformer.progress")
+"""Lines a run shows by default (INFO, even without `-v`): per-epoch progress of a budget run,
+that a run resumed, why training stopped early."""
+progress_logger.setLevel(logging.INFO)
 
 STATE = "state.json"
 """An unfinished run's own file: the settings it was started with and the training so far
@@ -22,6 +29,9 @@ RUN_FOLDERS = ("backup", "checkpoints", "logs", "plots", "tokenizers")
 
 IGNORED_SETTINGS = ("overwrite", "out")
 """Settings that may change when an unfinished run is resumed (`out` names the directory)."""
+
+PATH_SETTINGS = ("data", "validation_data", "test_data", "init_from", "corpus")
+"""Settings that name files: compared as resolved paths (`./data/x.txt` is `data/x.txt`)."""
 
 
 def check_run_dir(config: Any, run_dir: str) -> None:
@@ -53,6 +63,23 @@ def check_run_dir(config: Any, run_dir: str) -> None:
         )
 
 
+def is_unfinished(run_dir: str) -> bool:
+    """Whether `run_dir` holds a run that was started and not finished (no `metrics.json`)."""
+    started = any(os.path.isfile(os.path.join(run_dir, name)) for name in (STATE, "config.json"))
+    return started and not os.path.isfile(os.path.join(run_dir, "metrics.json"))
+
+
+def overwrites(config: Any, run_dir: str) -> bool:
+    """Whether `config` (with `--overwrite`) clears `run_dir`: a finished run, or an unfinished
+    one started with other settings. An unfinished run with the same settings is resumed: the
+    command that resumes an interrupted `--overwrite` run is then the same command, and a
+    repeated `--overwrite` never throws away the training done. (Delete the directory to start
+    such a run again.)"""
+    if not getattr(config, "overwrite", False):
+        return False
+    return not (is_unfinished(run_dir) and not changed_settings(config, run_dir))
+
+
 def changed_settings(config: Any, run_dir: str) -> dict[str, tuple[Any, Any]]:
     """`{name: (old, new)}`: the settings of `config` that differ from those the unfinished run
     in `run_dir` was started with (`state.json`, else the non-planned values of `config.json`)."""
@@ -66,15 +93,25 @@ def changed_settings(config: Any, run_dir: str) -> dict[str, tuple[Any, Any]]:
     for name, value in new.items():
         if name not in old or (planned and value is None):
             continue
-        if old[name] != value:
+        if not _same_setting(name, old[name], value):
             changed[name] = (old[name], value)
     return changed
 
 
+def _same_setting(name: str, old: Any, new: Any) -> bool:
+    if name in PATH_SETTINGS and isinstance(old, str) and isinstance(new, str):
+        return os.path.realpath(old) == os.path.realpath(new)
+    return old == new
+
+
 def requested_settings(config: Any) -> dict[str, Any]:
-    """The settings a run was asked for (before sizes are planned from the data), as JSON."""
-    settings = dataclasses.asdict(config)
-    return json.loads(json.dumps({k: v for k, v in settings.items() if k not in IGNORED_SETTINGS}))
+    """The settings a run was asked for (before sizes are planned from the data), as JSON; the
+    paths of `PATH_SETTINGS` resolved (a resume from another directory names the same files)."""
+    settings = {k: v for k, v in dataclasses.asdict(config).items() if k not in IGNORED_SETTINGS}
+    for name in PATH_SETTINGS:
+        if isinstance(settings.get(name), str) and os.path.exists(settings[name]):
+            settings[name] = os.path.realpath(settings[name])
+    return json.loads(json.dumps(settings))
 
 
 def clear_run(run_dir: str) -> None:
@@ -147,7 +184,7 @@ def start_run_dir(config: Any, run_dir: str) -> None:
     """Checks `run_dir` (`check_run_dir`; `--overwrite` clears it), creates it with the
     requested settings in `state.json`, and seeds Keras with `config.seed`."""
     check_run_dir(config, run_dir)
-    if config.overwrite:
+    if overwrites(config, run_dir):
         clear_run(run_dir)
     make_run_dir(run_dir)
     update_state(run_dir, settings=requested_settings(config))

@@ -1,7 +1,8 @@
 """Learning-rate schedules: the paper's (section 5.3) and the planned one of a budgeted run.
 
 `TransformerSchedule` warms up, then decays as `1/sqrt(step)`; `BudgetSchedule` warms up, then
-decays along a cosine that ends on a step `callbacks.TimeBudget` can move while training."""
+decays along a cosine that ends on a step `callbacks.TimeBudget` can move while training, and
+after that step holds a small rate, so that a `model.fit` on a loaded run keeps learning."""
 
 import math
 from typing import Any
@@ -67,16 +68,23 @@ class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
 
 @keras.saving.register_keras_serializable("keras_transformer")
 class BudgetSchedule(keras.optimizers.schedules.LearningRateSchedule):
-    """Linear warm-up, then cosine decay that ends on step `total_steps`.
+    """Linear warm-up, then cosine decay that ends on step `total_steps`, then a constant rate.
 
     After the warm-up, `rate = peak * (f + (1 - f) * (1 + cos(pi * p)) / 2)`, `f` being
     `final_fraction` and `p` the fraction of the decay done. `total_steps` is a variable.
+
+    After `total_steps` the rate is `hold_fraction * peak`. A run's training ends on the decay's
+    last step (`TimeBudget` keeps `total_steps` ahead of training), so this rate only serves a
+    later `model.fit` of the saved model: `keras.models.load_model(run/model.keras).fit(...)`
+    continues at 0.3 of the peak instead of at 0 (no recompiling). Pass `hold_fraction=0.0`
+    for a rate that stays at its end value.
 
     Args:
         peak_learning_rate: float > 0, the rate at the end of the warm-up.
         warmup_steps: int > 0, steps of linear warm-up.
         total_steps: int > 0, the step where the decay ends (first estimate).
         final_fraction: float in [0, 1), the rate at the end as a fraction of the peak.
+        hold_fraction: float in [0, 1], the rate after the end as a fraction of the peak.
 
     Call arguments:
         step: scalar 0-based optimizer iteration.
@@ -86,9 +94,14 @@ class BudgetSchedule(keras.optimizers.schedules.LearningRateSchedule):
 
     Example:
     >>> schedule = BudgetSchedule(1e-3, warmup_steps=10, total_steps=100)
-    >>> round(float(schedule(9)), 6), round(float(schedule(99)), 6)
-    (0.001, 0.0)
+    >>> round(float(schedule(9)), 6), round(float(schedule(99)), 6), round(float(schedule(100)), 6)
+    (0.001, 0.0, 0.0003)
     """
+
+    HOLD_FRACTION = 0.3
+    """The default `hold_fraction`. Measured on a 30-second numbers run (peak 7e-4), four fits of
+    ten batches after `load_model`: training loss 1.212 -> 1.113 at 0.3; 1.213 -> 1.165 at 0.1;
+    at 1.0 (the peak) it first rose, 1.239 -> 1.251, before falling."""
 
     def __init__(
         self,
@@ -96,6 +109,7 @@ class BudgetSchedule(keras.optimizers.schedules.LearningRateSchedule):
         warmup_steps: int = 200,
         total_steps: int = 10_000,
         final_fraction: float = 0.0,
+        hold_fraction: float = HOLD_FRACTION,
     ) -> None:
         super().__init__()
         self.peak_learning_rate = check_number(
@@ -107,6 +121,10 @@ class BudgetSchedule(keras.optimizers.schedules.LearningRateSchedule):
         )
         self.set_total_steps(total_steps)
         self.final_fraction = check_number("final_fraction", final_fraction, 0.0, 1.0)
+        hint = " It is the rate of a fit after the planned end, as a fraction of the peak."
+        self.hold_fraction = check_number(
+            "hold_fraction", hold_fraction, 0.0, 1.0, open_maximum=False, hint=hint
+        )
 
     @property
     def total_steps(self) -> int:
@@ -124,6 +142,7 @@ class BudgetSchedule(keras.optimizers.schedules.LearningRateSchedule):
         progress = ops.clip((step - warmup) / ops.maximum(self._total - warmup, 1.0), 0.0, 1.0)
         cosine = 0.5 * (1.0 + ops.cos(math.pi * progress))
         falling = self.final_fraction + (1.0 - self.final_fraction) * cosine
+        falling = ops.where(step > self._total, self.hold_fraction, falling)  # a later fit
         return self.peak_learning_rate * ops.where(step < warmup, step / warmup, falling)
 
     def get_config(self) -> dict[str, Any]:
@@ -132,4 +151,5 @@ class BudgetSchedule(keras.optimizers.schedules.LearningRateSchedule):
             "warmup_steps": self.warmup_steps,
             "total_steps": self.total_steps,
             "final_fraction": self.final_fraction,
+            "hold_fraction": self.hold_fraction,
         }

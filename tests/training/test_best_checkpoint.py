@@ -120,3 +120,28 @@ def test_a_resumed_callback_must_beat_the_logged_best(tmp_path):
     assert not (tmp_path / "best.weights.h5").exists()
     callback.on_epoch_end(4, {"loss": 1.0, "val_loss": 0.1})
     assert (tmp_path / "best.weights.h5").exists() and callback.best == 0.1
+
+
+def test_an_early_stop_says_why_in_one_line_shown_by_default(tmp_path, caplog):
+    # val_loss falls, then rises: patience 2 stops two epochs after its lowest, before 6.
+    with caplog.at_level("INFO", logger="keras_transformer.progress"):
+        result = fit_run(
+            linear_model(),
+            train_data(),
+            VAL,
+            run_dir=str(tmp_path / "run"),
+            epochs=6,
+            early_stopping_patience=2,
+            tensorboard=False,
+        )
+    assert result.epochs_run < 6
+    assert result.stop_reason == "val_loss did not improve for 2 epochs (early stopping)"
+    lines = [r.getMessage() for r in caplog.records if r.name == "keras_transformer.progress"]
+    assert lines == [
+        f"training stopped early after epoch {result.epochs_run}: val_loss did not improve for "
+        "2 epochs (early stopping)"
+    ]
+    # the progress logger shows INFO lines without -v (the package's own logger is WARNING)
+    import logging
+
+    assert logging.getLogger("keras_transformer.progress").level == logging.INFO

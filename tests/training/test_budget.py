@@ -34,7 +34,9 @@ def test_schedule_warms_up_linearly_then_decays_to_final_at_total():
     assert int(np.argmax(rates)) == 9  # the peak on the warmup_steps-th update
     assert np.all(np.diff(rates[9:110]) < 0)  # strictly down during the decay
     np.testing.assert_allclose(rates[109], 2e-4, rtol=1e-4)  # step total_steps: final rate
-    np.testing.assert_allclose(rates[110:], 2e-4, rtol=1e-4)  # and it stays there
+    # After the end (a fit of the loaded model), the held rate: not 0, and not a new peak.
+    np.testing.assert_allclose(rates[110:], 2e-3 * schedule.hold_fraction, rtol=1e-4)
+    assert 0.0 < schedule.hold_fraction < 1.0
     # Half-way through the decay, the cosine is at its middle.
     np.testing.assert_allclose(rates[59], 2e-3 * (0.1 + 0.9 * 0.5), rtol=1e-4)
 
@@ -162,3 +164,34 @@ def test_time_budget_reports_time_per_epoch_not_epoch_counts(monkeypatch, caplog
     assert lines[0].startswith("epoch 1: 6 s of 100 s (94 s left), loss ")
     assert lines[1].startswith("epoch 2: 12 s of 100 s (88 s left), loss ")
     assert not callback.stopped
+
+
+class _Steps(keras.callbacks.Callback):
+    """Before every update: its schedule step (iteration + 1) and the schedule's end."""
+
+    def __init__(self, schedule):
+        super().__init__()
+        self.schedule, self.seen = schedule, []
+
+    def on_train_batch_begin(self, batch, logs=None):
+        step = int(self.model.optimizer.iterations.numpy()) + 1
+        self.seen.append((step, self.schedule.total_steps))
+
+
+def test_time_budget_keeps_the_decay_ahead_of_training_so_the_hold_rate_never_trains(
+    monkeypatch,
+):
+    # The first estimate (12 steps) is far short and no re-estimate is due (update_every):
+    # past step 12 the schedule would hold hold_fraction of the peak, meant for a later fit.
+    callback = TimeBudget(1000, clock="wall", update_every=1000)
+    monkeypatch.setattr(callback, "_now", FakeClock())
+    callback.schedule = BudgetSchedule(1e-2, warmup_steps=2, total_steps=12)
+    steps = _Steps(callback.schedule)
+    keras.utils.set_random_seed(0)
+    x = np.random.default_rng(0).normal(size=(60, 3)).astype("float32")
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    model.compile(optimizer=keras.optimizers.Adam(callback.schedule), loss="mse")
+    model.fit(x, x[:, :1], batch_size=2, epochs=1, callbacks=[callback, steps], verbose=0)
+    assert len(steps.seen) == 30
+    past = [(step, total) for step, total in steps.seen if step > total]
+    assert not past, f"updates past the decay's end (step, total_steps): {past}"

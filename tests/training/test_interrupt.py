@@ -3,9 +3,11 @@ command resumes to a finished run that counts the whole run; resuming with other
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -229,3 +231,111 @@ def test_pretrain_interrupted_mid_epoch_resumes_to_the_whole_run(tmp_path):
     assert finished.returncode == 0, finished.stderr[-3000:]
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["epochs_run"] == 2 and not (out / "state.json").exists()
+
+
+def _interrupt_mid_epoch_2(command: list[str]) -> subprocess.CompletedProcess:
+    env = _env(
+        KERAS_TRANSFORMER_TEST_KILL_AT="mid_epoch:1", KERAS_TRANSFORMER_TEST_KILL_SIGNAL="INT"
+    )
+    stopped = subprocess.run(command, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    assert stopped.returncode == cli.EXIT_INTERRUPTED, stopped.stderr[-3000:]
+    return stopped
+
+
+def test_an_interrupted_overwrite_run_prints_a_hint_that_resumes_it(tmp_path):
+    out = tmp_path / "run"
+    (out).mkdir()
+    (out / "metrics.json").write_text("{}")  # a finished run that --overwrite replaces
+    stopped = _interrupt_mid_epoch_2([*_command(out), "--overwrite"])
+    hint = _stderr_lines(stopped.stderr)[-1]
+    assert "resume with: keras-transformer train " in hint, hint
+    command = hint.split("resume with: ", 1)[1].split(" (its progress", 1)[0]
+    assert "--overwrite" not in command
+    argv = shlex.split(command)
+    assert argv[:2] == ["keras-transformer", "train"] and argv[2:] == [*TINY, "--out", str(out)]
+    state = json.loads((out / "state.json").read_text())
+    assert state["epochs_run"] == 1
+    # The hint, run as printed, resumes: epoch 2 on, and the earlier seconds count.
+    metrics = _resume_to_the_end(out, state["train_seconds"])
+    assert metrics["run_parts"] == 2
+
+
+def test_overwrite_on_an_unfinished_run_with_the_same_settings_resumes_it(tmp_path):
+    out = tmp_path / "run"
+    stopped = _interrupt_mid_epoch_2(_command(out))
+    assert "run the same command to resume" in _stderr_lines(stopped.stderr)[-1]
+    before = json.loads((out / "state.json").read_text())
+    again = subprocess.run(
+        [*_command(out), "--overwrite"], env=_env(), capture_output=True, text=True, timeout=TIMEOUT
+    )
+    assert again.returncode == 0, again.stderr[-3000:]
+    # Quiet (no -v), yet it says that it resumed, and that --overwrite did not start it again.
+    resumed = [line for line in _stderr_lines(again.stderr) if line.startswith("resuming ")]
+    assert len(resumed) == 1, again.stderr
+    assert f"resuming the unfinished run in {out} after epoch 1" in resumed[0]
+    assert "--overwrite replaces a finished run or one started with other settings" in resumed[0]
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["epochs_run"] == EPOCHS and metrics["run_parts"] == 2
+    assert metrics["train_seconds"] >= before["train_seconds"]
+
+
+def test_overwrite_clears_a_finished_run_or_other_settings_and_resumes_the_same(tmp_path):
+    same = _unfinished_run(tmp_path / "same", **_tiny_settings())
+    overwrite = TrainConfig(out=str(tmp_path / "same"), overwrite=True, **_tiny_settings())
+    assert not rundir.overwrites(overwrite, same.out)  # unfinished, same settings: resumed
+    other = TrainConfig(out=same.out, overwrite=True, **{**_tiny_settings(), "d_model": 32})
+    assert rundir.overwrites(other, same.out)  # other settings: started again
+    (tmp_path / "same" / "metrics.json").write_text("{}")
+    assert rundir.overwrites(overwrite, same.out)  # a finished run: replaced
+    assert not rundir.overwrites(same, same.out)  # no --overwrite: nothing is cleared
+
+
+def test_data_paths_compare_as_resolved_paths_on_resume(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "pairs.txt").write_text("one\tun\n")
+    sizes = {k: v for k, v in _tiny_settings().items() if not k.startswith("num_")}
+    config = _unfinished_run(tmp_path / "run", task="tsv", data="data/pairs.txt", **sizes)
+    for spelling in ("./data/pairs.txt", str(tmp_path / "data" / "pairs.txt"), "data//pairs.txt"):
+        again = TrainConfig(out=config.out, task="tsv", data=spelling, **sizes)
+        assert rundir.changed_settings(again, config.out) == {}, spelling
+        rundir.check_run_dir(again, config.out)  # resumable: no error
+    elsewhere = tmp_path / "other.txt"
+    elsewhere.write_text("two\tdeux\n")
+    moved = TrainConfig(out=config.out, task="tsv", data=str(elsewhere), **sizes)
+    assert set(rundir.changed_settings(moved, config.out)) == {"data"}
+    # An older run recorded the text as typed; it is resolved when compared too.
+    rundir.update_state(
+        config.out, settings={**rundir.requested_settings(config), "data": "./data/pairs.txt"}
+    )
+    assert rundir.changed_settings(config, config.out) == {}
+
+
+def test_a_resumed_budget_run_gets_what_is_left_and_counts_every_part(tmp_path):
+    out = tmp_path / "run"
+    budget = 90  # the first part ends in epoch 2: on a busy 2-core CPU, after 20-30 s
+    flags = [f for f in TINY if f not in ("--epochs", str(EPOCHS))]
+    command = [sys.executable, "-m", "keras_transformer", "train", *flags, "--out", str(out)]
+    command += ["--time-budget", f"{budget}s"]
+    start = time.time()
+    _interrupt_mid_epoch_2(command)
+    first = time.time() - start
+    state = json.loads((out / "state.json").read_text())
+    assert 0 < state["wall_seconds"] <= first  # this part's seconds, counted from its start
+    start = time.time()
+    finished = subprocess.run(command, env=_env(), capture_output=True, text=True, timeout=TIMEOUT)
+    second = time.time() - start
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    lines = _stderr_lines(finished.stderr)
+    resumed = [line for line in lines if line.startswith("resuming ")]
+    assert len(resumed) == 1 and "after epoch 1; " in resumed[0], finished.stderr
+    assert f"s of the {budget} s budget were used" in resumed[0]
+    epoch_lines = [line for line in lines if line.startswith("epoch ")]
+    assert epoch_lines[0].startswith("epoch 2: ")  # the resumed run goes on from epoch 2
+    used_at_epoch_2 = float(epoch_lines[0].split(": ", 1)[1].split(" s of", 1)[0])
+    assert used_at_epoch_2 >= state["wall_seconds"] - 1  # the first part's time counts
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["run_parts"] == 2
+    # Both parts count (less each process's exit, after metrics.json is written).
+    assert second + 0.5 * first <= metrics["wall_seconds"] <= first + second
+    assert metrics["train_seconds"] >= state["train_seconds"]

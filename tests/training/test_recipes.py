@@ -253,3 +253,42 @@ def test_exact_match_compares_normalised_references():
     )
     assert metrics["test_exact_match"] == 0.5
     assert metrics["samples"][0]["reference"] == predicted
+
+
+def test_bleu_is_left_out_with_its_reason_where_references_are_one_word():
+    # The numbers task into German: one word per number, so no 4-gram exists and BLEU is 0.0
+    # even for perfect translations; chrF and exact match still speak.
+    references = ["dreihundertsechs", "vierzigtausendeins", "elf"]
+    scores = recipes.bleu_score(references, references)
+    assert scores["test_bleu"] is None
+    assert "3 of the 3 test references are shorter than 4 words" in scores["test_bleu_left_out"]
+    assert "test_chrf" in scores["test_bleu_left_out"]
+    sentences = ["the cat sat on the mat", "a dog ran in the park today"]
+    assert recipes.bleu_score(sentences, sentences) == {"test_bleu": pytest.approx(100.0)}
+
+    class Evaluated:
+        def evaluate(self, *args, **kwargs):
+            return {"masked_accuracy": 1.0, "loss": 0.0}
+
+    class Fit:
+        epochs_run, seconds = 1, 1.0
+
+    pairs = [("three hundred and six", "dreihundertsechs"), ("eleven", "elf")]
+    metrics = recipes.translation_metrics(
+        Evaluated(), None, pairs, lambda sources: ["dreihundertsechs", "elf"], 10, Fit()
+    )
+    assert metrics["test_bleu"] is None and metrics["test_exact_match"] == 1.0
+    assert metrics["test_chrf"] == pytest.approx(100.0)
+
+
+def test_train_prints_why_bleu_is_left_out(monkeypatch, capsys, tmp_path):
+    import argparse
+
+    from keras_transformer.commands.train import run_command
+    from keras_transformer.training.config import TrainConfig
+
+    reason = "2 of the 2 test references are shorter than 4 words"
+    metrics = {"test_bleu": None, "test_bleu_left_out": reason, "test_chrf": 99.0}
+    args = argparse.Namespace(command="train", func=None, out=str(tmp_path / "r"))
+    run_command(TrainConfig, lambda config: metrics, args, "mixed_precision", ("test_bleu",))
+    assert f"test_bleu: left out: {reason}\n" in capsys.readouterr().out

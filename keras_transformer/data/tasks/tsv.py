@@ -101,6 +101,7 @@ def read_tsv(
             f"could not read path={path!r} ({error}); check that the file is readable"
         ) from error
 
+    check_text_file(path, data)
     pairs: list[tuple[str, str]] = []
     malformed: list[tuple[int, str]] = []
     widths: collections.Counter = collections.Counter()  # columns per valid line
@@ -159,6 +160,74 @@ def read_tsv(
             target_column,
         )
     return pairs
+
+
+_SIGNATURES = (  # leading bytes of files people pass by mistake, and what they are
+    (b"PK\x03\x04", "a zip archive (an .xlsx, .docx or .ods file is one)"),
+    (b"%PDF", "a PDF document"),
+    (b"\x1f\x8b", "a gzip-compressed file"),
+    (b"\x89HDF", "an HDF5 file (such as .weights.h5)"),
+    (b"SQLite format", "an SQLite database"),
+    (b"\xd0\xcf\x11\xe0", "an old Microsoft Office file (.xls, .doc)"),
+)
+_SAMPLE_BYTES = 64 * 1024
+
+
+def check_text_file(path: str, data: bytes) -> None:
+    """`ValueError` naming what `data` (the bytes of `path`) is, when it is no tab-separated
+    text: a binary file (a zip, PDF, ... or NUL bytes), UTF-16 text, or comma-separated values
+    (CSV: no tab on any line, commas on most). Each says how to get a tab-separated UTF-8 file;
+    none is a case for `--skip-malformed`, which would leave out every line.
+    (tests/data/tasks/test_tsv.py shows each message.)
+    """
+    sample = data[:_SAMPLE_BYTES]
+    text_hint = "pass a UTF-8 text file with one 'source<TAB>target' pair per line"
+    if sample.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise ValueError(
+            f"path={path!r} is UTF-16 text; save it as UTF-8 (e.g. iconv -f UTF-16 -t UTF-8 "
+            f"{path} > pairs.tsv) and {text_hint}."
+        )
+    for signature, kind in _SIGNATURES:
+        if sample.startswith(signature):
+            raise ValueError(f"path={path!r} is {kind}, not text; {text_hint}.")
+    if b"\x00" in sample:
+        raise ValueError(
+            f"path={path!r} is a binary file (it holds NUL bytes), not text; {text_hint}."
+        )
+    try:
+        sample.decode("utf-8")
+    except UnicodeDecodeError as error:
+        if error.start < len(sample) - 4 and _mostly_undecodable(sample):
+            raise ValueError(
+                f"path={path!r} is not UTF-8 text (a binary file, or text in another encoding "
+                f"such as Latin-1: convert it with iconv -t UTF-8); {text_hint}."
+            ) from None
+    lines = [line for line in sample.decode("utf-8", "replace").splitlines() if line.strip()]
+    if lines and not any("\t" in line for line in lines):
+        with_commas = sum("," in line for line in lines)
+        if with_commas >= max(1, 0.8 * len(lines)):
+            first = lines[0].lstrip("\ufeff")[:60]
+            name = os.path.splitext(os.path.basename(path))[0] + ".tsv"
+            raise ValueError(
+                f"path={path!r} looks like CSV (comma-separated, no tab on any line; first "
+                f"line {first!r}, a header?), not tab-separated text; convert it, e.g. python "
+                "-c \"import csv,sys; csv.writer(sys.stdout, delimiter='\\t').writerows("
+                f"csv.reader(open(sys.argv[1], encoding='utf-8')))\" {path} > {name}, and drop "
+                "a header line."
+            )
+
+
+def _mostly_undecodable(sample: bytes) -> bool:
+    """Whether more than 1 % of the lines of `sample` are not UTF-8 (one bad line is a
+    malformed line; a file of them is another encoding or no text)."""
+    lines = [line for line in sample.split(b"\n") if line.strip()]
+    bad = 0
+    for line in lines:
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            bad += 1
+    return bad > max(1, 0.01 * len(lines))
 
 
 def _split(pairs, validation_fraction, test_fraction, seed, path):

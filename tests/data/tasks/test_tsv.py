@@ -186,3 +186,72 @@ def test_a_100k_line_anki_file_loads_splits_and_learns_with_one_note(tmp_path, c
     ]
     tokenizer = WordPieceTokenizer.learn([t for _, t in task.train[:20_000]], 1000)
     assert tokenizer.vocab_size > 100
+
+
+# Files that are no tab-separated text: named for what they are, not as malformed lines.
+
+
+def test_a_csv_file_with_a_header_is_named_as_csv_with_how_to_convert(tmp_path):
+    text = "english,spanish\n" + "".join(f"sentence {i},frase {i}\n" for i in range(300))
+    path = _write(tmp_path, text, name="pairs.csv")
+    for on_error in ("raise", "skip"):  # --skip-malformed would leave out every line
+        with pytest.raises(ValueError) as error:
+            read_tsv(path, on_error=on_error)
+        message = str(error.value)
+        assert "\n" not in message and "malformed" not in message, message
+        assert "looks like CSV" in message and "'english,spanish', a header?" in message
+        assert "delimiter='\\t'" in message and "pairs.tsv" in message
+
+
+@pytest.mark.parametrize(
+    ("content", "named"),
+    [
+        (b"PK\x03\x04" + bytes(range(256)) * 4, "a zip archive"),
+        (b"%PDF-1.7\n" + bytes(range(256)) * 4, "a PDF document"),
+        (b"\x1f\x8b\x08\x00" + bytes(range(256)), "a gzip-compressed file"),
+        (b"\x89HDF\r\n\x1a\n" + bytes(64), "an HDF5 file"),
+        (b"\x7fELF\x02\x01\x01" + bytes(64), "a binary file (it holds NUL bytes)"),
+        ("one\tuno\ntwo\tdos\n".encode("utf-16"), "UTF-16 text"),
+        (("caf\xe9\tcoffee\n" * 50).encode("latin-1"), "not UTF-8 text"),
+    ],
+)
+def test_a_binary_or_non_utf8_file_is_named_as_such(tmp_path, content, named):
+    path = _write(tmp_path, content, name="pairs.tsv")
+    with pytest.raises(ValueError) as error:
+        read_tsv(path, on_error="skip")
+    message = str(error.value)
+    assert named in message and "\n" not in message, message
+    assert "--skip-malformed" not in message and "malformed" not in message
+
+
+def test_a_tab_separated_file_with_commas_is_not_csv(tmp_path):
+    path = _write(tmp_path, "Hello, world.\tHola, mundo.\nYes, sir.\tSí, señor.\n")
+    assert read_tsv(path) == [("Hello, world.", "Hola, mundo."), ("Yes, sir.", "Sí, señor.")]
+
+
+def test_cli_names_a_csv_in_one_line_exit_2_and_writes_nothing(tmp_path, capsys):
+    from keras_transformer.cli import main
+
+    csv_file = _write(tmp_path, "en,es\nhello,hola\nbye,adios\n", name="pairs.csv")
+    out = tmp_path / "run"
+    assert main(["train", "--data", str(csv_file), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "looks like CSV" in err, err
+    assert not out.exists()
+
+
+def test_train_data_without_task_means_task_tsv(tmp_path, monkeypatch, capsys):
+    from keras_transformer.cli import main
+
+    seen = []
+
+    def fake_train(config, **kwargs):
+        seen.append(config)
+        return {"samples": []}
+
+    monkeypatch.setattr("keras_transformer.training.run.train", fake_train)
+    path = _write(tmp_path, "one\tuno\n")
+    assert main(["train", "--data", str(path), "--out", str(tmp_path / "r")]) == 0
+    assert seen[0].task == "tsv" and seen[0].data == str(path)
+    assert main(["train", "--task", "numbers", "--data", str(path)]) == 0
+    assert seen[1].task == "numbers"  # a --task given wins (and task_options refuses --data)

@@ -1,0 +1,68 @@
+"""TensorFlow without its native start-up lines: the command line and the package share this.
+
+TensorFlow 2.21 writes C++ log lines on stderr that need no action from a user: at import
+("All log messages before absl::InitializeLog() ...", "oneDNN custom operations are on", "Could
+not find cuda drivers", "failed call to cuInit") whatever `TF_CPP_MIN_LOG_LEVEL` says, and later,
+at ERROR level, "oneDNN supports DT_INT64 only on platforms with AVX-512" on CPUs without
+AVX-512 support for that type. `quiet_native_logs()` sets the level that hides the later ones
+(before TensorFlow is imported: it reads it once), `import_tensorflow_quietly()` sends the import's
+lines to a temporary file, shown only if the import fails.
+"""
+
+import contextlib
+import logging
+import os
+import sys
+import tempfile
+
+QUIET_LEVEL = "3"
+"""`TF_CPP_MIN_LOG_LEVEL` that hides TensorFlow's native INFO, WARNING and ERROR lines."""
+
+
+def quiet_native_logs(*, force: bool = False) -> None:
+    """Sets `TF_CPP_MIN_LOG_LEVEL` to `QUIET_LEVEL` before TensorFlow is imported: `force` (the
+    command line without `-vv`) overrides a value the environment has, else only a missing one
+    is set (a user's own setting wins in Python). A no-op once TensorFlow is imported."""
+    if "tensorflow" in sys.modules:
+        return
+    if force:
+        os.environ["TF_CPP_MIN_LOG_LEVEL"] = QUIET_LEVEL
+    else:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", QUIET_LEVEL)
+
+
+def import_tensorflow_quietly() -> None:
+    """Imports TensorFlow with stderr (fd 2) sent to a temporary file: CUDA's stubs and oneDNN
+    write before TensorFlow's log level applies; the lines are shown if the import fails."""
+    if "tensorflow" in sys.modules:
+        return
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (AttributeError, OSError, ValueError):  # no real stderr (embedded): import plainly
+        import tensorflow  # noqa: F401
+
+        return
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            import tensorflow as tf
+
+            # Probing the devices once here sends CUDA's "failed call to cuInit" line (written
+            # on a machine without a GPU, whatever the log level) to the sink too.
+            tf.config.list_physical_devices("GPU")
+        except KeyboardInterrupt:
+            raise  # Ctrl-C while TensorFlow loads: no log lines
+        except BaseException:
+            os.dup2(saved, 2)
+            sink.seek(0)
+            sys.stderr.write(sink.read().decode(errors="replace"))
+            raise
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+    tf.get_logger().setLevel(logging.ERROR)
+    with contextlib.suppress(ImportError):  # absl comes with TensorFlow
+        from absl import logging as absl_logging
+
+        absl_logging.set_verbosity(absl_logging.ERROR)
