@@ -3,7 +3,6 @@ each message names the argument, the value received and what to pass."""
 
 import pytest
 
-from keras_transformer import _validation
 from keras_transformer._validation import (
     check_divisible,
     check_int,
@@ -15,7 +14,6 @@ from keras_transformer._validation import (
     interval,
     is_int,
 )
-from keras_transformer.data import _checks
 
 
 def test_is_int_takes_python_and_numpy_integers_but_not_bools_or_floats():
@@ -40,16 +38,6 @@ def test_check_int_names_the_argument_the_value_and_the_bound():
         check_int("num_layers", 0)
     with pytest.raises(ValueError, match=r"^seed must be an integer >= 0; received seed=-1\.$"):
         check_seed(-1)
-
-
-def test_the_data_readers_check_int_is_validations_with_zero_allowed():
-    """data/_checks.py keeps tsv.py's and imdb.py's import: the same rule and message."""
-    assert _checks.check_seed is _validation.check_seed and _checks.is_int is _validation.is_int
-    assert _checks.check_int("num_validation", 0) == 0
-    with pytest.raises(
-        ValueError, match=r"^num_test must be an integer >= 0; received num_test=-1\.$"
-    ):
-        _checks.check_int("num_test", -1)
 
 
 def test_length_range_accepts_an_int_or_an_ordered_pair():

@@ -12,12 +12,12 @@ import sys
 
 import keras
 
-from keras_transformer.plots import read_history
 from keras_transformer.training import callbacks as run_callbacks
 from keras_transformer.training import rundir
 from keras_transformer.training.losses import MaskedAccuracy, MaskedSequenceAccuracy
 from keras_transformer.training.losses import MaskedSparseCategoricalCrossentropy as MaskedLoss
 from keras_transformer.training.optimizer import make_optimizer, paper_adam
+from keras_transformer.visualization.figures import read_history
 
 logger = logging.getLogger(__name__)
 

@@ -34,8 +34,6 @@ from keras_transformer.data.text.normalize import normalize_text
 from keras_transformer.inference import SentenceEncoder, Translator, retrieval_accuracy
 from keras_transformer.inference.translator import PrefixTranslator
 from keras_transformer.models.config import TransformerConfig
-from keras_transformer.plots import plot_attention
-from keras_transformer.training import attention_maps
 from keras_transformer.training.datasets import (
     check_full_batch,
     report_truncated,
@@ -44,6 +42,8 @@ from keras_transformer.training.datasets import (
     with_known_length,
 )
 from keras_transformer.training.fitting import classifier_compile
+from keras_transformer.visualization import attention_maps
+from keras_transformer.visualization.figures import plot_attention
 
 logger = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ from typing import Any
 import keras
 import tensorflow as tf
 
-from keras_transformer import plots
 from keras_transformer.training.schedule import TransformerSchedule
+from keras_transformer.visualization import figures as plots
 
 logger = logging.getLogger(__name__)
 progress_logger = logging.getLogger("keras_transformer.progress")

@@ -4,6 +4,8 @@
   the `figure` / `save` helpers, each figure on its own matplotlib `Figure` (no pyplot, no
   backend change); also reachable as `kt.plots`.
 - `comparison_figures`: the figures of `keras-transformer compare`.
+- `attention_maps`: a trained model's attention weights, read through a probe with the same
+  weights, as `figures.plot_attention` draws them.
 - `attention_page`: the attention explorer, one self-contained HTML page of a trained model's
   attention weights (`keras-transformer attention`); also `keras_transformer.attention_page`.
 

@@ -17,7 +17,7 @@ an encoder model with its tokenizer; an encoder has "encoder self" attention onl
 `inline_frame(page)` wraps a page in an `<iframe srcdoc=...>` for a notebook's output.
 
 The weights come from a probe: the same builder with `return_attention_scores=True`, given the
-trained model's weights (as `training.attention_maps` does for the plots).
+trained model's weights (as `attention_maps` does for the plots).
 """
 
 from __future__ import annotations

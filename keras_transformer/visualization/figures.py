@@ -1,7 +1,7 @@
 """Figures of a training run, each on its own `Figure` (never pyplot), saved as one PNG.
 
 This module only draws: the attention weights `plot_attention` draws come from
-`training.attention_maps` (a probe of the trained model)."""
+`attention_maps` (a probe of the trained model)."""
 
 import csv
 import os

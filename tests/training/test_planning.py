@@ -12,22 +12,17 @@ from keras_transformer.training.planning import (
     choose_warmup,
     plan_training,
 )
-
-
-def _corpus(num_pairs, source_words=10, target_words=12):
-    source = " ".join(f"s{i}" for i in range(source_words))
-    target = " ".join(f"t{i}" for i in range(target_words))
-    return [(source, target)] * num_pairs
+from tests.helpers import repeated_corpus
 
 
 def test_model_is_small_on_a_short_budget_and_larger_when_budget_or_data_allow():
-    ted = corpus_stats(_corpus(6000, 18, 19))
+    ted = corpus_stats(repeated_corpus(6000, 18, 19))
     assert choose_model(ted, budget_seconds=600) == MODEL_SIZES[0]
     assert choose_model(ted, budget_seconds=10 * 3600) == MODEL_SIZES[1]
     # Without a budget the data decides: a few thousand pairs -> small, millions -> large.
     assert choose_model(ted) == MODEL_SIZES[1]
-    assert choose_model(corpus_stats(_corpus(100))) == MODEL_SIZES[0]
-    assert choose_model(corpus_stats(_corpus(2_000_000, 20, 20))) == MODEL_SIZES[-1]
+    assert choose_model(corpus_stats(repeated_corpus(100))) == MODEL_SIZES[0]
+    assert choose_model(corpus_stats(repeated_corpus(2_000_000, 20, 20))) == MODEL_SIZES[-1]
 
 
 def test_model_parameters_are_those_of_build_transformer():
@@ -57,7 +52,7 @@ def test_warmup_is_a_share_of_the_steps_within_bounds():
 
 
 def test_plan_with_a_budget_scales_the_steps_with_the_budget():
-    stats = corpus_stats(_corpus(6000, 18, 19))
+    stats = corpus_stats(repeated_corpus(6000, 18, 19))
     short = plan_training(stats, budget_seconds=300)
     long = plan_training(stats, budget_seconds=600)
     assert long.estimated_steps == pytest.approx(2 * short.estimated_steps, abs=1)
@@ -70,8 +65,8 @@ def test_plan_with_a_budget_scales_the_steps_with_the_budget():
 
 
 def test_plan_without_a_budget_picks_epochs_from_the_data():
-    small = plan_training(corpus_stats(_corpus(6400)))
-    big = plan_training(corpus_stats(_corpus(640_000)))
+    small = plan_training(corpus_stats(repeated_corpus(6400)))
+    big = plan_training(corpus_stats(repeated_corpus(640_000)))
     assert small.epochs == 30  # 100 steps an epoch: capped at 30 epochs
     assert big.epochs == 3  # 10,000 steps an epoch: at least 3
     assert small.budget_seconds is None
@@ -88,7 +83,7 @@ def test_plan_without_a_budget_picks_epochs_from_the_data():
 )
 def test_plan_rejects_bad_arguments(kwargs, error, match):
     with pytest.raises(error, match=match):
-        plan_training(corpus_stats(_corpus(10)), **kwargs)
+        plan_training(corpus_stats(repeated_corpus(10)), **kwargs)
 
 
 def test_schedule_plan_is_returned_and_the_config_left_alone():
@@ -107,11 +102,11 @@ def test_vocabulary_is_the_corpus_size_capped_by_what_the_rung_can_afford():
         layers = planning.layer_multiply_adds(size.num_layers, size.d_model, size.dff)
         assert size.d_model * cap <= layers < size.d_model * (cap + 500)  # the largest such
     # 95k Anki-sized corpus (1.14M words): the data asks 10,000, the 2 x 64 rung affords 3,500.
-    anki = corpus_stats(_corpus(95_000, 6, 6))
+    anki = corpus_stats(repeated_corpus(95_000, 6, 6))
     assert choose_vocab_size(anki) == 10_000
     plan = plan_training(anki, budget_seconds=600)
     assert (plan.d_model, plan.vocab_size) == (64, 3500)
     # A small corpus keeps its own (smaller) size; a larger rung affords a larger vocabulary.
-    assert plan_training(corpus_stats(_corpus(300, 5, 5))).vocab_size == 1000
-    ted = plan_training(corpus_stats(_corpus(6000, 18, 19)), budget_seconds=10 * 3600)
+    assert plan_training(corpus_stats(repeated_corpus(300, 5, 5))).vocab_size == 1000
+    ted = plan_training(corpus_stats(repeated_corpus(6000, 18, 19)), budget_seconds=10 * 3600)
     assert (ted.d_model, ted.vocab_size) == (128, 4500)

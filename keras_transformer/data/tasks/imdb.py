@@ -5,8 +5,7 @@ from __future__ import annotations
 import keras
 import numpy as np
 
-from keras_transformer._validation import check_positive_int
-from keras_transformer.data._checks import check_int, check_seed
+from keras_transformer._validation import check_int, check_positive_int, check_seed
 from keras_transformer.data.tasks.task import Task
 
 LABELS: tuple[str, ...] = ("negative", "positive")
@@ -48,7 +47,7 @@ def imdb_task(
     """
     check_positive_int("num_words", num_words)
     check_positive_int("max_words", max_words)
-    check_int("num_validation", num_validation)
+    check_int("num_validation", num_validation, minimum=0)
     check_seed(seed)
     try:
         (x_train, y_train), (x_test, y_test) = keras.datasets.imdb.load_data(
@@ -79,10 +78,10 @@ def imdb_task(
     validation = order[:num_validation]
     train = order[num_validation:]
     if num_train is not None:
-        train = train[: check_int("num_train", num_train)]
+        train = train[: check_int("num_train", num_train, minimum=0)]
     test = rng.permutation(len(x_test))
     if num_test is not None:
-        test = test[: check_int("num_test", num_test)]
+        test = test[: check_int("num_test", num_test, minimum=0)]
     return Task(
         name="imdb",
         source_lang="en",

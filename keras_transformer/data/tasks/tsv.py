@@ -27,8 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from keras_transformer._validation import check_rate
-from keras_transformer.data._checks import check_seed
+from keras_transformer._validation import check_rate, check_seed
 from keras_transformer.data.tasks.task import Task
 from keras_transformer.data.text.normalize import normalize_text
 
