@@ -233,8 +233,8 @@ def recall_accuracy(
             seed=seed,
         )
     shape = {"d_model": d_model, "num_layers": num_layers, "num_heads": num_heads}
-    trainer = _Trainer(name, prepared, shape, learning_rate, run_eagerly)
-    return trainer.run(prepared, epochs, seed, curve)
+    trainer = _Trainer(name, prepared, shape, run_eagerly)
+    return trainer.run(prepared, epochs, seed, learning_rate, curve)
 
 
 class _Trainer:
@@ -242,21 +242,17 @@ class _Trainer:
 
     Tracing the training step costs more than training these small models (measured on 2 busy
     cores, 2-layer Transformer: ~15 s to trace, ~11 s for 8 epochs), so the runs of several
-    seeds with one input shape share the traced step: each run loads the weights a fresh build
-    under its seed draws and the optimizer's initial state, the same start as a new model.
+    seeds and learning rates with one input shape share the traced step: each run loads the
+    weights a fresh build under its seed draws, the optimizer's initial state and its learning
+    rate, the same start as a new model.
     """
 
     def __init__(
-        self,
-        name: str,
-        prepared: RecallData,
-        shape: dict[str, int],
-        learning_rate: float,
-        run_eagerly: bool,
+        self, name: str, prepared: RecallData, shape: dict[str, int], run_eagerly: bool
     ) -> None:
         self.name, self.shape = name, dict(shape)
         self.sizes = (prepared.vocab_size, prepared.max_length, prepared.steps)
-        self.learning_rate, self.run_eagerly = learning_rate, run_eagerly
+        self.run_eagerly = run_eagerly
         self.model: keras.Model | None = None
         self.optimizer_start: list[np.ndarray] = []
 
@@ -270,7 +266,12 @@ class _Trainer:
         return build_recall_model(self.name, vocab_size, width, max_length, **layers)
 
     def run(
-        self, prepared: RecallData, epochs: int, seed: int, curve: bool = False
+        self,
+        prepared: RecallData,
+        epochs: int,
+        seed: int,
+        learning_rate: float,
+        curve: bool = False,
     ) -> dict[str, Any]:
         """Trains from the weights of `seed` on `prepared` (same sizes) and scores the model."""
         from keras_transformer.training import MaskedSparseCategoricalCrossentropy
@@ -279,7 +280,7 @@ class _Trainer:
             raise ValueError("prepared has other sizes than the data this model was built for")
         if self.model is None:
             model = self.model = self.build(seed)
-            optimizer = keras.optimizers.Adam(self.learning_rate)
+            optimizer = keras.optimizers.Adam(learning_rate)
             optimizer.build(model.trainable_variables)
             self.optimizer_start = [np.array(v.numpy()) for v in optimizer.variables]
             # A whole epoch per call: these models are so small that the per-step Python
@@ -293,6 +294,7 @@ class _Trainer:
                 self.model.optimizer.variables, self.optimizer_start, strict=True
             ):
                 variable.assign(value)
+            self.model.optimizer.learning_rate.assign(learning_rate)
         return _train_and_score(self.model, prepared, epochs, seed, curve)
 
 
@@ -352,8 +354,10 @@ def width_for_parameters(
     """The width at which `build_recall_model(name, ...)` has the closest to `parameters` weights.
 
     Every model's parameter count is a quadratic in its width (embeddings and biases linear,
-    layers quadratic): it is counted on three built models, solved for `parameters`, and the
-    nearest widths (multiples of `num_heads`) are checked.
+    layers quadratic): it is counted at three widths, solved for `parameters`, and the nearest
+    widths (multiples of `num_heads`) are checked. The Transformer's count comes from
+    `models.parameters.transformer_parameters` (exact, without building); the others' from
+    `count_params()` of built models.
 
     Args:
         name: one of `LONG_RANGE_MODELS`.
@@ -372,6 +376,18 @@ def width_for_parameters(
     _check(parameters=parameters, num_heads=num_heads)
 
     def count(width: int) -> int:
+        if name == "transformer":
+            from keras_transformer.models.parameters import transformer_parameters
+
+            return transformer_parameters(
+                vocab_size,
+                vocab_size,
+                num_layers=num_layers,
+                d_model=width,
+                num_heads=num_heads,
+                dff=2 * width,  # as build_recall_model
+                max_length=max_length,
+            )
         built = build_recall_model(
             name, vocab_size, width, max_length, num_layers=num_layers, num_heads=num_heads
         )
@@ -391,7 +407,8 @@ def long_range_experiment(
     *,
     seeds: Sequence[int] | None = None,
     match_parameters: bool = False,
-    curves: bool = False,
+    curves: bool | Sequence[str] = False,
+    cache: dict | None = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
     """`recall_accuracy` of every model at every distance, for every seed.
@@ -406,7 +423,11 @@ def long_range_experiment(
         match_parameters: give every model the width (`width_for_parameters`) at which it
             has about as many weights as the Transformer of width `d_model`; otherwise every
             model has width `d_model`.
-        curves: also score every run after every epoch (`"curves"`).
+        curves: also score every run after every epoch (`"curves"`): `True` for every model,
+            or the names of the models to follow.
+        cache: a dict to pass to several calls (empty at first): they then share the data of
+            each distance and seed, and the traced training step of each model shape (a
+            second learning rate for a model reuses the first one's trace).
         **kwargs: passed to `recall_accuracy` (`num_train`, `epochs`, `d_model`, ...).
 
     Returns:
@@ -445,17 +466,29 @@ def long_range_experiment(
     data_options["max_length"] = max(distances) + 10  # one input shape: one traced step
     shape = {"d_model": kwargs.get("d_model", 32)}
     shape.update(num_layers=kwargs.get("num_layers", 2), num_heads=kwargs.get("num_heads", 1))
-    train_options = (kwargs.get("learning_rate", 3e-3), kwargs.get("run_eagerly", False))
+    learning_rate, run_eagerly = kwargs.get("learning_rate", 3e-3), kwargs.get("run_eagerly", False)
     epochs = kwargs.get("epochs", 10)
     _check(epochs=epochs)
+    followed = (
+        set(models)
+        if curves is True
+        else {curves}
+        if isinstance(curves, str)
+        else set(curves or ())
+    )
     widths = {name: shape["d_model"] for name in models}
-    trainers: dict[tuple, _Trainer] = {}
+    cache = {} if cache is None else cache
+    datasets, trainers = cache.setdefault("data", {}), cache.setdefault("trainers", {})
+    matched = False
     for distance in distances:
         for name in models:
             runs[name].append([])
         for seed in seeds:
-            prepared = recall_data(distance, seed=seed, **data_options)  # shared by every model
-            if match_parameters and not trainers:  # once, on the first data
+            data_key = (distance, seed, tuple(sorted(data_options.items())))
+            if data_key not in datasets:
+                datasets[data_key] = recall_data(distance, seed=seed, **data_options)
+            prepared = datasets[data_key]  # shared by every model
+            if match_parameters and not matched:  # once, on the first data
                 layers = {"num_layers": shape["num_layers"], "num_heads": shape["num_heads"]}
                 vocab, length = prepared.vocab_size, prepared.max_length
                 reference = build_recall_model(
@@ -464,12 +497,15 @@ def long_range_experiment(
                 budget = reference.count_params()
                 for name in set(models) - {"transformer"}:
                     widths[name] = width_for_parameters(name, budget, vocab, length, **layers)
+                matched = True
             for name in models:
-                key = (name, prepared.vocab_size, prepared.max_length, prepared.steps)
+                own = dict(shape, d_model=widths[name])
+                sizes = (prepared.vocab_size, prepared.max_length, prepared.steps)
+                key = (name, *sizes, *sorted(own.items()), run_eagerly)
                 if key not in trainers:
-                    own = dict(shape, d_model=widths[name])
-                    trainers[key] = _Trainer(name, prepared, own, *train_options)
-                runs[name][-1].append(trainers[key].run(prepared, epochs, seed, curves))
+                    trainers[key] = _Trainer(name, prepared, own, run_eagerly)
+                run = trainers[key].run(prepared, epochs, seed, learning_rate, name in followed)
+                runs[name][-1].append(run)
     result: dict[str, Any] = {
         "distances": list(distances),
         "chance": chance,
@@ -494,10 +530,11 @@ def long_range_experiment(
     result["parameters"] = {
         name: [at[0]["parameters"] for at in per_distance] for name, per_distance in runs.items()
     }
-    if curves:
+    if followed:
         result["curves"] = {
             name: [[run["curve"] for run in at] for at in per_distance]
             for name, per_distance in runs.items()
+            if name in followed
         }
     result["settings"] = dict(kwargs)
     return result

@@ -108,14 +108,29 @@ def test_width_for_parameters_finds_the_closest_width():
 
 
 def test_a_reused_training_step_trains_like_a_new_model():
-    """Seeds after the first reuse the traced step: same weights, optimizer, batches, loss."""
+    """Runs after the first reuse the traced step: same weights, optimizer, batches, loss,
+    also at another learning rate."""
     first, second = (recall_data(3, num_train=64, num_test=8, seed=s) for s in (0, 1))
     shape = {"d_model": 8, "num_layers": 1, "num_heads": 1}
-    trainer = _Trainer("rnn", first, shape, 3e-3, False)
-    reused = [trainer.run(first, 2, 0), trainer.run(second, 2, 1), trainer.run(first, 2, 0)]
-    new = recall_accuracy("rnn", second, epochs=2, d_model=8, num_layers=1, seed=1)
+    trainer = _Trainer("rnn", first, shape, False)
+    reused = [trainer.run(first, 2, 0, 3e-3), trainer.run(second, 2, 1, 1e-2)]
+    reused.append(trainer.run(first, 2, 0, 3e-3))
+    new = recall_accuracy(
+        "rnn", second, epochs=2, d_model=8, num_layers=1, seed=1, learning_rate=1e-2
+    )
     assert reused[1]["final_loss"] == new["final_loss"]
     assert reused[2]["final_loss"] == reused[0]["final_loss"]
+
+
+def test_a_shared_cache_reuses_data_and_gives_the_same_runs():
+    options = dict(num_train=32, num_test=8, epochs=1, d_model=8, run_eagerly=True)
+    cache: dict = {}
+    once = long_range_experiment([1, 2], ("rnn",), seeds=[0, 1], cache=cache, **options)
+    assert len(cache["data"]) == 4  # (distance, seed)
+    again = long_range_experiment([2], ("rnn",), seeds=[1], cache=cache, curves="rnn", **options)
+    assert len(cache["data"]) == 4  # distance 2 padded to the same length: reused
+    assert again["accuracy_runs"]["rnn"][0] == [once["accuracy_runs"]["rnn"][1][1]]
+    assert len(again["curves"]["rnn"][0][0]) == 1  # one epoch
 
 
 def test_padding_the_sources_further_changes_no_shape_but_the_length():
