@@ -26,6 +26,7 @@ from keras_transformer.analysis.long_range import (
     long_range_experiment,
     recall_accuracy,
     recall_data,
+    width_for_parameters,
 )
 from keras_transformer.analysis.operations import (
     count_flops,
@@ -89,6 +90,7 @@ __all__ = [
     "long_range_experiment",
     "recall_accuracy",
     "recall_data",
+    "width_for_parameters",
     "plots",
 ]
 # isort: on

@@ -1,12 +1,16 @@
 """Long-range dependencies: the `recall` task at growing distance, one model per column.
 
 In `load_task("recall", distance=n)` the target is the symbol `n` positions from the end of a
-source of varying length: the RNN must carry it through `n - 1` later steps (O(T)), the CNN sees
-`num_layers * (kernel_size - 1)` back, the Transformer finds it in one layer (O(1)). Every model
-is trained briefly with the same data, loss and Adam; chance is `1 / vocab_size`.
+source of varying length: the RNN must carry it through `n - 1` later steps (O(T)); an encoder
+position of the CNN sees `num_layers * (kernel_size - 1) / 2` neighbours on each side, so some
+position sees both the symbol and `[END]` only while `n <= num_layers * (kernel_size - 1)`; the
+Transformer finds it in one layer (O(1)). Every model is trained briefly with the same data,
+loss and Adam; chance is `1 / vocab_size`. `long_range_experiment` repeats each run over seeds
+(data and weights) and can give every model the Transformer's number of parameters.
 """
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,6 +86,9 @@ class RecallData:
         vocab_size: size of the joint vocabulary (`WordPieceTokenizer`).
         max_length: longest framed source (`[START]` symbols `[END]`).
         steps: training batches per epoch.
+        make_train: builds a fresh `train` (same pairs, same seed). `recall_accuracy` trains on
+            a fresh one, so every model sees the same order of batches whatever was trained
+            on this `RecallData` before (a shared dataset reshuffles on every pass).
     """
 
     distance: int
@@ -90,6 +97,7 @@ class RecallData:
     vocab_size: int
     max_length: int
     steps: int
+    make_train: Callable[[], tf.data.Dataset] | None = None
 
 
 def recall_data(
@@ -100,6 +108,7 @@ def recall_data(
     batch_size: int = 32,
     vocab_size: int = 10,
     seed: int = 0,
+    max_length: int | None = None,
 ) -> RecallData:
     """Generates, tokenizes and batches `load_task("recall", distance=distance)`.
 
@@ -111,6 +120,9 @@ def recall_data(
         batch_size: training pairs per step.
         vocab_size: symbols of the task.
         seed: seed of the data and its shuffling.
+        max_length: pad the framed sources to this length (at least `distance + 10`, the
+            default): several distances then share one input shape, so one traced training
+            step serves them all. Padding is masked: it changes no model's outputs.
 
     Returns:
         A `RecallData`.
@@ -133,13 +145,26 @@ def recall_data(
         seed=seed,
     )
     tokenizer = data.WordPieceTokenizer.learn([s for s, _ in task.train], vocab_size + 20)
-    max_length = task.info["length"][1] + 2  # [START] symbols [END]
+    longest = task.info["length"][1] + 2  # [START] symbols [END]
+    if max_length is not None and max_length < longest:
+        raise ValueError(
+            f"max_length={max_length} is shorter than the longest framed source at "
+            f"distance={distance} ({longest}); use max_length >= {longest} or None"
+        )
+    max_length = longest if max_length is None else max_length
     common = {"max_length": max_length, "bucket_boundaries": [2, max_length], "seed": seed}
-    train = data.make_dataset(
-        task.train, tokenizer, tokenizer, batch_size=min(batch_size, num_train), **common
-    )
-    steps = sum(1 for _ in train)  # one pass fills the cache and gives the epoch length
-    train = train.apply(tf.data.experimental.assert_cardinality(steps))
+    train_pairs = task.train
+
+    def batches() -> tf.data.Dataset:
+        return data.make_dataset(
+            train_pairs, tokenizer, tokenizer, batch_size=min(batch_size, num_train), **common
+        )
+
+    steps = sum(1 for _ in batches())  # the epoch length (bucketing hides it from tf.data)
+
+    def make_train() -> tf.data.Dataset:
+        return batches().apply(tf.data.experimental.assert_cardinality(steps))
+
     test = data.make_dataset(
         task.test,
         tokenizer,
@@ -149,8 +174,10 @@ def recall_data(
         drop_remainder=False,
         **common,
     )
-    batches = [(inputs, labels.numpy()[:, 0]) for inputs, labels in test]  # recalled symbol
-    return RecallData(distance, train, batches, tokenizer.vocab_size, max_length, steps)
+    test_batches = [(inputs, labels.numpy()[:, 0]) for inputs, labels in test]  # recalled symbol
+    return RecallData(
+        distance, make_train(), test_batches, tokenizer.vocab_size, max_length, steps, make_train
+    )
 
 
 def recall_accuracy(
@@ -168,6 +195,7 @@ def recall_accuracy(
     learning_rate: float = 3e-3,
     seed: int = 0,
     run_eagerly: bool = False,
+    curve: bool = False,
 ) -> dict[str, Any]:
     """Trains model `name` on `recall` at `distance`; scores the recalled symbol (teacher-forced).
 
@@ -181,9 +209,11 @@ def recall_accuracy(
         learning_rate: Adam's constant learning rate.
         seed: seed of the data and of the weights.
         run_eagerly: train without `tf.function` (only worth it for a handful of steps).
+        curve: also score after every epoch (`"curve"`: one accuracy per epoch).
 
     Returns:
-        `{"accuracy": float, "seconds": float, "parameters": int, "final_loss": float}`.
+        `{"accuracy": float, "seconds": float, "parameters": int, "final_loss": float}`
+        (and `"curve"`); `seconds` is the time `fit` took, the first call tracing included.
 
     Example:
     >>> result = recall_accuracy("rnn", 1, num_train=64, num_test=16, epochs=1, d_model=8,
@@ -191,8 +221,6 @@ def recall_accuracy(
     >>> 0.0 <= result["accuracy"] <= 1.0
     True
     """
-    from keras_transformer.training import MaskedSparseCategoricalCrossentropy
-
     _check(epochs=epochs)
     prepared = distance
     if not isinstance(prepared, RecallData):
@@ -204,71 +232,309 @@ def recall_accuracy(
             vocab_size=vocab_size,
             seed=seed,
         )
-    keras.utils.set_random_seed(seed)
-    model = build_recall_model(
-        name,
-        prepared.vocab_size,
-        d_model,
-        prepared.max_length,
-        num_layers=num_layers,
-        num_heads=num_heads,
-    )
-    optimizer, loss = keras.optimizers.Adam(learning_rate), MaskedSparseCategoricalCrossentropy()
-    # A whole epoch per call: these models are so small that the per-step Python overhead would
-    # otherwise dominate (measured ~30% on 2 cores).
-    steps = 1 if run_eagerly else prepared.steps
-    model.compile(optimizer, loss, run_eagerly=run_eagerly, steps_per_execution=steps)
-    start = time.perf_counter()
-    history = model.fit(prepared.train, epochs=epochs, shuffle=False, verbose=0)  # tf.data shuffles
-    seconds = time.perf_counter() - start
+    shape = {"d_model": d_model, "num_layers": num_layers, "num_heads": num_heads}
+    trainer = _Trainer(name, prepared, shape, run_eagerly)
+    return trainer.run(prepared, epochs, seed, learning_rate, curve)
+
+
+class _Trainer:
+    """One model of `build_recall_model`, compiled once; `run` trains it from a seed's weights.
+
+    Tracing the training step costs more than training these small models (measured on 2 busy
+    cores, 2-layer Transformer: ~15 s to trace, ~11 s for 8 epochs), so the runs of several
+    seeds and learning rates with one input shape share the traced step: each run loads the
+    weights a fresh build under its seed draws, the optimizer's initial state and its learning
+    rate, the same start as a new model.
+    """
+
+    def __init__(
+        self, name: str, prepared: RecallData, shape: dict[str, int], run_eagerly: bool
+    ) -> None:
+        self.name, self.shape = name, dict(shape)
+        self.sizes = (prepared.vocab_size, prepared.max_length, prepared.steps)
+        self.run_eagerly = run_eagerly
+        self.model: keras.Model | None = None
+        self.optimizer_start: list[np.ndarray] = []
+
+    def build(self, seed: int) -> keras.Model:
+        keras.utils.set_random_seed(seed)
+        vocab_size, max_length, _ = self.sizes
+        width, layers = (
+            self.shape["d_model"],
+            {k: self.shape[k] for k in ("num_layers", "num_heads")},
+        )
+        return build_recall_model(self.name, vocab_size, width, max_length, **layers)
+
+    def run(
+        self,
+        prepared: RecallData,
+        epochs: int,
+        seed: int,
+        learning_rate: float,
+        curve: bool = False,
+    ) -> dict[str, Any]:
+        """Trains from the weights of `seed` on `prepared` (same sizes) and scores the model."""
+        from keras_transformer.training import MaskedSparseCategoricalCrossentropy
+
+        if (prepared.vocab_size, prepared.max_length, prepared.steps) != self.sizes:
+            raise ValueError("prepared has other sizes than the data this model was built for")
+        if self.model is None:
+            model = self.model = self.build(seed)
+            optimizer = keras.optimizers.Adam(learning_rate)
+            optimizer.build(model.trainable_variables)
+            self.optimizer_start = [np.array(v.numpy()) for v in optimizer.variables]
+            # A whole epoch per call: these models are so small that the per-step Python
+            # overhead would otherwise dominate (measured ~30% on 2 cores).
+            steps = 1 if self.run_eagerly else prepared.steps
+            loss = MaskedSparseCategoricalCrossentropy()
+            model.compile(optimizer, loss, run_eagerly=self.run_eagerly, steps_per_execution=steps)
+        else:
+            self.model.set_weights(self.build(seed).get_weights())
+            for variable, value in zip(
+                self.model.optimizer.variables, self.optimizer_start, strict=True
+            ):
+                variable.assign(value)
+            self.model.optimizer.learning_rate.assign(learning_rate)
+        return _train_and_score(self.model, prepared, epochs, seed, curve)
+
+
+def _score(model: keras.Model, prepared: RecallData) -> float:
+    """Fraction of held-out sources whose symbol the model recalls (teacher-forced)."""
     correct = total = 0
     for inputs, labels in prepared.test:
         logits = np.asarray(model(inputs, training=False))  # (batch, tgt_len, vocab)
         correct += int(np.sum(np.argmax(logits[:, 0], axis=-1) == labels))
         total += labels.shape[0]
-    return {
-        "accuracy": correct / total,
+    return correct / total
+
+
+def _train_and_score(
+    model: keras.Model, prepared: RecallData, epochs: int, seed: int, curve: bool = False
+) -> dict[str, Any]:
+    keras.utils.set_random_seed(seed)
+    # A fresh dataset, made after the seed: the same batches in the same order for every model.
+    train = prepared.make_train() if prepared.make_train is not None else prepared.train
+    callbacks = [_Curve(prepared)] if curve else []
+    start = time.perf_counter()
+    history = model.fit(train, epochs=epochs, shuffle=False, verbose=0, callbacks=callbacks)
+    seconds = time.perf_counter() - start - sum(c.seconds for c in callbacks)
+    result = {
+        "accuracy": _score(model, prepared),
         "seconds": round(seconds, 2),
         "parameters": int(model.count_params()),
         "final_loss": float(history.history["loss"][-1]),
     }
+    if curve:
+        result["curve"] = callbacks[0].scores
+    return result
+
+
+class _Curve(keras.callbacks.Callback):
+    """Scores the model after every epoch; its own time is kept apart from the training's."""
+
+    def __init__(self, prepared: RecallData) -> None:
+        super().__init__()
+        self.prepared, self.scores, self.seconds = prepared, [], 0.0
+
+    def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
+        start = time.perf_counter()
+        self.scores.append(_score(self.model, self.prepared))
+        self.seconds += time.perf_counter() - start
+
+
+def width_for_parameters(
+    name: str,
+    parameters: int,
+    vocab_size: int,
+    max_length: int,
+    *,
+    num_layers: int = 2,
+    num_heads: int = 1,
+) -> int:
+    """The width at which `build_recall_model(name, ...)` has the closest to `parameters` weights.
+
+    Every model's parameter count is a quadratic in its width (embeddings and biases linear,
+    layers quadratic): it is counted at three widths, solved for `parameters`, and the nearest
+    widths (multiples of `num_heads`) are checked. The Transformer's count comes from
+    `models.parameters.transformer_parameters` (exact, without building); the others' from
+    `count_params()` of built models.
+
+    Args:
+        name: one of `LONG_RANGE_MODELS`.
+        parameters: the target number of weights.
+        vocab_size, max_length, num_layers, num_heads: as in `build_recall_model`.
+
+    Returns:
+        The width (`d_model`, LSTM units or CNN filters).
+
+    Example:
+    >>> budget = build_recall_model("transformer", 26, 32, 18).count_params()
+    >>> width = width_for_parameters("rnn", budget, 26, 18)
+    >>> width, build_recall_model("rnn", 26, width, 18).count_params(), budget
+    (51, 46028, 45274)
+    """
+    _check(parameters=parameters, num_heads=num_heads)
+
+    def count(width: int) -> int:
+        if name == "transformer":
+            from keras_transformer.models.parameters import transformer_parameters
+
+            return transformer_parameters(
+                vocab_size,
+                vocab_size,
+                num_layers=num_layers,
+                d_model=width,
+                num_heads=num_heads,
+                dff=2 * width,  # as build_recall_model
+                max_length=max_length,
+            )
+        built = build_recall_model(
+            name, vocab_size, width, max_length, num_layers=num_layers, num_heads=num_heads
+        )
+        return int(built.count_params())
+
+    probes = [num_heads * k for k in (4, 8, 16)]
+    a, b, c = np.polyfit(probes, [count(w) for w in probes], 2)
+    root = (-b + np.sqrt(max(b * b - 4 * a * (c - parameters), 0.0))) / (2 * a)
+    nearest = max(1, int(round(root / num_heads)))
+    candidates = [num_heads * k for k in (nearest - 1, nearest, nearest + 1) if k >= 1]
+    return min(candidates, key=lambda width: abs(count(width) - parameters))
 
 
 def long_range_experiment(
-    distances: list[int], models: tuple[str, ...] = ("transformer", "rnn", "cnn"), **kwargs: Any
+    distances: list[int],
+    models: tuple[str, ...] = ("transformer", "rnn", "cnn"),
+    *,
+    seeds: Sequence[int] | None = None,
+    match_parameters: bool = False,
+    curves: bool | Sequence[str] = False,
+    cache: dict | None = None,
+    **kwargs: Any,
 ) -> dict[str, Any]:
-    """`recall_accuracy` of every model at every distance.
+    """`recall_accuracy` of every model at every distance, for every seed.
+
+    A seed draws the data (pairs and their order) and the weights: one `RecallData` per
+    distance and seed, shared by the models.
 
     Args:
         distances: distances to test, e.g. `[1, 4, 16]`.
         models: names from `LONG_RANGE_MODELS`.
+        seeds: seeds to repeat every run with; default `[seed]` (the `seed` keyword, else 0).
+        match_parameters: give every model the width (`width_for_parameters`) at which it
+            has about as many weights as the Transformer of width `d_model`; otherwise every
+            model has width `d_model`.
+        curves: also score every run after every epoch (`"curves"`): `True` for every model,
+            or the names of the models to follow.
+        cache: a dict to pass to several calls (empty at first): they then share the data of
+            each distance and seed, and the traced training step of each model shape (a
+            second learning rate for a model reuses the first one's trace).
         **kwargs: passed to `recall_accuracy` (`num_train`, `epochs`, `d_model`, ...).
 
     Returns:
-        `{"distances": [...], "chance": 1 / vocab_size, "accuracy": {model: [...]},
-        "seconds": {model: [...]}, "parameters": {model: [...]}, "settings": kwargs}`.
+        `{"distances": [...], "chance": 1 / vocab_size, "seeds": [...], "widths": {model: w},
+        "vocab_size", "max_length" (of the data, for `width_for_parameters`),
+        "accuracy": {model: [mean over seeds, per distance]}, "accuracy_min", "accuracy_max"
+        (the spread over seeds, same shape), "accuracy_runs": {model: [[per seed] per
+        distance]}, "seconds": {model: [mean training seconds per distance]} (the first run of a
+        model also traces its training step), "parameters": {model: [...]}, "settings": kwargs}`;
+        with `curves`, `"curves": {model: [[accuracy per epoch, per seed] per distance]}`.
 
     Example:
     >>> result = long_range_experiment([1], ("cnn",), num_train=64, num_test=16, epochs=1,
     ...                                d_model=8, run_eagerly=True)
-    >>> sorted(result["accuracy"])
-    ['cnn']
+    >>> sorted(result["accuracy"]), result["seeds"]
+    (['cnn'], [0])
     """
     for name in models:
         if name not in LONG_RANGE_MODELS:
             raise ValueError(
                 f"models contains {name!r}, not a known model; choose from {LONG_RANGE_MODELS}"
             )
-    keys = ("accuracy", "seconds", "parameters")
+    if seeds is not None and "seed" in kwargs:
+        raise ValueError(f"pass seeds={list(seeds)} or seed={kwargs['seed']}, not both")
+    seeds = [int(s) for s in (seeds if seeds is not None else [kwargs.pop("seed", 0)])]
+    if not seeds:
+        raise ValueError("seeds=[] is empty; give at least one seed, e.g. seeds=[0]")
+    known = {"num_train", "num_test", "batch_size", "vocab_size", "epochs", "d_model"}
+    known |= {"num_layers", "num_heads", "learning_rate", "run_eagerly"}
+    if unknown := sorted(set(kwargs) - known):
+        raise ValueError(f"unknown options {unknown}; long_range_experiment takes {sorted(known)}")
     chance = 1.0 / kwargs.get("vocab_size", 10)
-    result: dict[str, Any] = {"distances": list(distances), "chance": chance}
-    result.update({key: {name: [] for name in models} for key in keys}, settings=dict(kwargs))
-    data_keys = ("num_train", "num_test", "batch_size", "vocab_size", "seed")
+    runs: dict[str, list[list[dict[str, Any]]]] = {name: [] for name in models}
+    data_keys = ("num_train", "num_test", "batch_size", "vocab_size")
     data_options = {key: kwargs[key] for key in data_keys if key in kwargs}
+    data_options["max_length"] = max(distances) + 10  # one input shape: one traced step
+    shape = {"d_model": kwargs.get("d_model", 32)}
+    shape.update(num_layers=kwargs.get("num_layers", 2), num_heads=kwargs.get("num_heads", 1))
+    learning_rate, run_eagerly = kwargs.get("learning_rate", 3e-3), kwargs.get("run_eagerly", False)
+    epochs = kwargs.get("epochs", 10)
+    _check(epochs=epochs)
+    followed = (
+        set(models)
+        if curves is True
+        else {curves}
+        if isinstance(curves, str)
+        else set(curves or ())
+    )
+    widths = {name: shape["d_model"] for name in models}
+    cache = {} if cache is None else cache
+    datasets, trainers = cache.setdefault("data", {}), cache.setdefault("trainers", {})
+    matched = False
     for distance in distances:
-        prepared = recall_data(distance, **data_options)  # shared by every model
         for name in models:
-            run = recall_accuracy(name, prepared, **kwargs)  # ignores the data options
-            for key in keys:
-                result[key][name].append(run[key])
+            runs[name].append([])
+        for seed in seeds:
+            data_key = (distance, seed, tuple(sorted(data_options.items())))
+            if data_key not in datasets:
+                datasets[data_key] = recall_data(distance, seed=seed, **data_options)
+            prepared = datasets[data_key]  # shared by every model
+            if match_parameters and not matched:  # once, on the first data
+                layers = {"num_layers": shape["num_layers"], "num_heads": shape["num_heads"]}
+                vocab, length = prepared.vocab_size, prepared.max_length
+                reference = build_recall_model(
+                    "transformer", vocab, shape["d_model"], length, **layers
+                )
+                budget = reference.count_params()
+                for name in set(models) - {"transformer"}:
+                    widths[name] = width_for_parameters(name, budget, vocab, length, **layers)
+                matched = True
+            for name in models:
+                own = dict(shape, d_model=widths[name])
+                sizes = (prepared.vocab_size, prepared.max_length, prepared.steps)
+                key = (name, *sizes, *sorted(own.items()), run_eagerly)
+                if key not in trainers:
+                    trainers[key] = _Trainer(name, prepared, own, run_eagerly)
+                run = trainers[key].run(prepared, epochs, seed, learning_rate, name in followed)
+                runs[name][-1].append(run)
+    result: dict[str, Any] = {
+        "distances": list(distances),
+        "chance": chance,
+        "seeds": seeds,
+        "widths": widths,
+        "vocab_size": prepared.vocab_size,  # of the last data (the same for every distance)
+        "max_length": prepared.max_length,  # one padded source length for every distance
+    }
+    for key, reduce in (("accuracy", np.mean), ("accuracy_min", np.min), ("accuracy_max", np.max)):
+        result[key] = {
+            name: [float(reduce([run["accuracy"] for run in at])) for at in per_distance]
+            for name, per_distance in runs.items()
+        }
+    result["accuracy_runs"] = {
+        name: [[run["accuracy"] for run in at] for at in per_distance]
+        for name, per_distance in runs.items()
+    }
+    result["seconds"] = {
+        name: [round(float(np.mean([run["seconds"] for run in at])), 2) for at in per_distance]
+        for name, per_distance in runs.items()
+    }
+    result["parameters"] = {
+        name: [at[0]["parameters"] for at in per_distance] for name, per_distance in runs.items()
+    }
+    if followed:
+        result["curves"] = {
+            name: [[run["curve"] for run in at] for at in per_distance]
+            for name, per_distance in runs.items()
+            if name in followed
+        }
+    result["settings"] = dict(kwargs)
     return result

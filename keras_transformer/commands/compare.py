@@ -31,7 +31,11 @@ def _compare(args) -> int:
     """Runs the comparison, writes it, prints the headline figures."""
     import tensorflow as tf
 
-    from keras_transformer.analysis.comparison import run_comparison, write_comparison
+    from keras_transformer.analysis.comparison import (
+        fit_crossover_phrase,
+        run_comparison,
+        write_comparison,
+    )
 
     # Every layer and model here traces its own tf.function; TensorFlow's "excessive
     # retracing" notes are expected and would drown the progress lines.
@@ -50,9 +54,10 @@ def _compare(args) -> int:
     grad = results["gradients"]["curves"]
     ratios = ", ".join(f"{kind} {curve['decay_ratio']:.3g}" for kind, curve in grad.items())
     print(f"gradient norm ratio (farthest / distance 1): {ratios}")
-    fit = results["timing"]["self_attention_fit"]["quadratic_overtakes_linear_at"]
-    at = f"{fit:.0f}" if fit else "- (no positive quadratic fit)"
-    print(f"attention time: T^2 term overtakes the linear term from T = {at}")
+    timing = results["timing"]
+    fit = timing["self_attention_fit"]["quadratic_overtakes_linear_at"]
+    # said only within the measured lengths: a fit tells nothing outside them
+    print(f"attention time a + bT + cT^2: {fit_crossover_phrase(timing['lengths'], fit)}")
     lr = results["long_range"]
     for name, accuracy in lr["accuracy"].items():
         pairs = ", ".join(f"{n}: {a:.2f}" for n, a in zip(lr["distances"], accuracy, strict=True))

@@ -76,7 +76,8 @@ def plot_timing(results: dict[str, Any], path: str) -> str:
     ax.plot(dense, curve, "--", color="grey", label="attention fit a + bT + cT^2")
     at = spec["analytic_quadratic_overtakes_linear_at"]
     ax.axvline(at, color="grey", ls="-.", label=f"2 T^2 d > 4 T d^2 from T = 2d = {at}")
-    if at := fit["quadratic_overtakes_linear_at"]:
+    at = fit["quadratic_overtakes_linear_at"]
+    if at and lengths[0] <= at <= lengths[-1]:  # a fit says nothing outside its lengths
         ax.axvline(at, color="red", ls=":", label=f"cT^2 > bT from T = {at:.0f}")
     title = f"Wall clock, d = {spec['d']}, batch {spec['batch']}, {spec['device']}"
     return _finish(ax, path, "sequence length T", "seconds per forward + backward", title, 7, 10)
