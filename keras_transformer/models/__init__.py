@@ -18,7 +18,7 @@ _HOMES = {
     "build_rnn_seq2seq": "baselines",
     "build_token_classifier": "token_classifier",
     "build_transformer": "transformer",
-    "layer_tree": "layer_tree",
+    "layer_tree": "inspection",
     "transfer_weights": "transfer",
 }
 

@@ -13,7 +13,7 @@ from keras_transformer.models import (
     build_transformer,
     layer_tree,
 )
-from keras_transformer.models.layer_tree import sublayers
+from keras_transformer.models.inspection import sublayers
 from tests.helpers import SMALL_MODEL
 
 SIZE = {**SMALL_MODEL, "max_length": 16}
