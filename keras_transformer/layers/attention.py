@@ -79,8 +79,8 @@ def scaled_dot_product_attention(
     Args:
         query, key, value: `(..., q_len, d_k)`, `(..., kv_len, d_k)`, `(..., kv_len, d_v)`.
         mask: optional bool, broadcastable to `(..., q_len, kv_len)`.
-        dropout_rate, training, seed: dropout on the weights (section 5.4 of the paper's
-            residual dropout, applied here as Keras does), only when `training`; `seed` an int
+        dropout_rate, training, seed: dropout on the attention weights (as
+            `keras.layers.MultiHeadAttention` applies it), only when `training`; `seed` an int
             or a `keras.random.SeedGenerator`.
         return_weights: compute and return the weights (else `None` is returned for them).
 
