@@ -78,12 +78,19 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 def add_search_options(p: argparse.ArgumentParser) -> None:
     """`--beam-size` and `--alpha`, the search options `translate` and `export` share."""
-    p.add_argument("--beam-size", type=int, default=1, help="beams searched; 1: greedy search")
+    p.add_argument(
+        "--beam-size",
+        type=int,
+        default=None,
+        help="beams searched; 1: greedy search (default: the search the run chose on its "
+        "validation split, in RUN_DIR/decoding.json; greedy for a run without one)",
+    )
     p.add_argument(
         "--alpha",
         type=NON_NEGATIVE,
-        default=0.6,
-        help="beam search length-penalty exponent (a finite number >= 0)",
+        default=None,
+        help="beam search length-penalty exponent, a finite number >= 0 (default: the run's "
+        "choice, else 0.6)",
     )
 
 

@@ -38,17 +38,14 @@ def run(args) -> int:
     from keras_transformer.export import export_translator
     from keras_transformer.inference.translator import Translator, check_beam_size
 
-    check_beam_size(args.beam_size)  # before loading the model
+    if args.beam_size is not None:
+        check_beam_size(args.beam_size)  # before loading the model
     started = time.perf_counter()
     translator = Translator.from_run_dir(args.run_dir)
     if logger.isEnabledFor(logging.INFO):  # -v: what runs (describe() asks TensorFlow)
         loaded = _since(started)
         logger.info("export: %s; loaded in %.1f s", describe(translator, args.run_dir), loaded)
-    search = (
-        "greedy search"
-        if args.beam_size == 1
-        else f"beam search ({args.beam_size} beams, alpha {args.alpha})"
-    )
+    search = translator.resolve_search(args.beam_size, args.alpha).describe()
     logger.info(
         "export: tracing the serving graph (%s, key/value cache, no XLA: TF Serving runs "
         "without it) and writing the SavedModel under %s",

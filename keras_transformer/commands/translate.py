@@ -108,7 +108,8 @@ def run(args) -> int:
 
     if args.batch_size < 1:
         raise UserInputError(f"--batch-size must be >= 1; received {args.batch_size}.")
-    check_beam_size(args.beam_size)  # before loading the model
+    if args.beam_size is not None:
+        check_beam_size(args.beam_size)  # before loading the model
     jit_compile = args.jit_compile
     if jit_compile == "auto" and args.texts and len(args.texts) <= FEW_TEXTS:
         jit_compile = "off"  # a few texts: the first output comes sooner without compiling
@@ -125,7 +126,7 @@ def run(args) -> int:
     logger.info(
         "translate: batches of up to %d texts, %s; each new batch size compiles once%s",
         args.batch_size,
-        _search_text(args.beam_size, args.alpha),
+        translator.resolve_search(args.beam_size, args.alpha).describe(),
         " (XLA, rounded up to a power of two)" if translator.jit_compile else "",
     )
     interactive = not args.texts and sys.stdin.isatty()
@@ -166,10 +167,6 @@ def describe(translator, run_dir: str) -> str:
         f"run {run_dir} ({kind}, {parameters} parameters, max_length {translator.max_length}); "
         f"device {device}; {cache}; {xla}"
     )
-
-
-def _search_text(beam_size: int, alpha: float) -> str:
-    return "greedy search" if beam_size == 1 else f"beam search ({beam_size} beams, alpha {alpha})"
 
 
 def _since(started: float) -> float:

@@ -39,8 +39,8 @@ def export_translator(
     export_dir: str | os.PathLike,
     version: int | None = None,
     *,
-    beam_size: int = 1,
-    alpha: float = 0.6,
+    beam_size: int | None = None,
+    alpha: float | None = None,
 ) -> str:
     """Write `translator` as a SavedModel at `export_dir/<version>/` for TF Serving.
 
@@ -51,14 +51,16 @@ def export_translator(
         translator: a `keras_transformer.inference.Translator`.
         export_dir: the model base directory TF Serving watches.
         version: version number (never overwritten; default: the next free one).
-        beam_size: 1 for greedy decoding, more for beam search.
-        alpha: length-penalty exponent of beam search.
+        beam_size: 1 for greedy decoding, more for beam search; None: the translator's
+            `decoding` (for `Translator.from_run_dir`, the search the run chose).
+        alpha: length-penalty exponent of beam search; None: the `decoding`'s.
 
     Returns:
         The path of the written version directory.
     """
-    check_beam_size(beam_size)  # before any tracing or writing
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
+    if beam_size is not None:
+        check_beam_size(beam_size)  # before any tracing or writing
+    if alpha is not None and (isinstance(alpha, bool) or not isinstance(alpha, (int, float))):
         raise ValueError(f"alpha must be a number (e.g. 0.6); received alpha={alpha!r}.")
     export_dir = os.fspath(export_dir)
     version = next_version(export_dir) if version is None else version

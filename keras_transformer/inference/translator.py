@@ -13,6 +13,7 @@ from keras_transformer._validation import is_int
 from keras_transformer.choices import JIT_COMPILE
 from keras_transformer.data import WordPieceTokenizer, encode_source
 from keras_transformer.errors import OldWeightsLayoutError
+from keras_transformer.inference.decoding import GREEDY, Decoding, load_decoding
 from keras_transformer.inference.incremental import IncrementalDecoder, position_limit
 from keras_transformer.inference.search import beam_search, greedy_search
 from keras_transformer.runs import run_files
@@ -78,8 +79,10 @@ class Translator(tf.Module):
 
     Call arguments:
         texts: a list of strings.
-        beam_size: 1 for greedy search, more for beam search.
-        alpha: beam search's length-penalty exponent.
+        beam_size: 1 for greedy search, more for beam search; None (the default): the
+            translator's `decoding`, which is greedy search, or for `from_run_dir` the search
+            the run chose on its validation split (`decoding.json`, `inference.decoding`).
+        alpha: beam search's length-penalty exponent; None: the `decoding`'s.
         max_length: decode with another `max_length` (same limits as above).
 
     Returns:
@@ -118,6 +121,7 @@ class Translator(tf.Module):
         self.source_tokenizer, self.target_tokenizer = source_tokenizer, target_tokenizer
         self.max_length = int(max_length)
         self.decoder = self._make_decoder()  # checks max_length against the position table
+        self.decoding = GREEDY  # the search a call without beam_size uses (from_run_dir: the run's)
         self._static_decoder, self._searches, self._resized = None, {}, {}  # made on demand
 
     @classmethod
@@ -150,11 +154,15 @@ class Translator(tf.Module):
             if max_length is None:
                 max_length = config.get("max_length") or (limit // 2 if limit else 64)
             tokenizer = WordPieceTokenizer.load(files["joint"])
-            return PrefixTranslator(model, tokenizer, max_length=max_length, **options)
+            translator = PrefixTranslator(model, tokenizer, max_length=max_length, **options)
+            translator.decoding = load_decoding(run_dir) or GREEDY
+            return translator
         if max_length is None:
             max_length = config.get("max_length") or limit or 64
         source, target = (WordPieceTokenizer.load(files[side]) for side in ("source", "target"))
-        return cls(model, source, target, max_length=max_length, **options)
+        translator = cls(model, source, target, max_length=max_length, **options)
+        translator.decoding = load_decoding(run_dir) or GREEDY
+        return translator
 
     def _make_decoder(self, static_shapes: bool = False, positions: int | None = None):
         options = dict(use_cache=self.use_cache, static_shapes=static_shapes)
@@ -174,10 +182,18 @@ class Translator(tf.Module):
         blank = tf.reduce_sum(tf.cast(tf.not_equal(source, 0), tf.int32), axis=1) <= 2  # (batch,)
         return tf.where(blank[:, None], tf.zeros_like(tokens), tokens)
 
-    def search_function(self, beam_size: int = 1, alpha: float = 0.6, jit_compile=None):
+    def resolve_search(self, beam_size=None, alpha=None) -> Decoding:
+        """The search a call runs: `beam_size` / `alpha` where given, else `self.decoding`
+        (greedy, or the run's choice on its validation split: `inference.decoding`)."""
+        beam_size = self.decoding.beam_size if beam_size is None else check_beam_size(beam_size)
+        alpha = self.decoding.alpha if alpha is None else float(alpha)
+        return Decoding(beam_size, alpha)
+
+    def search_function(self, beam_size=None, alpha=None, jit_compile=None):
         """The `tf.function` strings `(batch,)` -> translations `(batch,)`; `jit_compile=None`
-        uses the translator's setting (the export passes False, as TF Serving runs without XLA)."""
-        beam_size = check_beam_size(beam_size)
+        uses the translator's setting (the export passes False, as TF Serving runs without XLA).
+        `beam_size` / `alpha` None: `self.decoding`'s."""
+        beam_size, alpha = self.resolve_search(beam_size, alpha)
         jit = self.jit_compile if jit_compile is None else bool(jit_compile)
         key = (beam_size, float(alpha), jit)
         if key not in self._searches:
@@ -207,20 +223,20 @@ class Translator(tf.Module):
             self._searches[key] = translate
         return self._searches[key]
 
-    def translate_tokens(self, texts: Sequence[str], beam_size: int = 1, alpha: float = 0.6):
+    def translate_tokens(self, texts: Sequence[str], beam_size=None, alpha=None):
         """Generated target ids `(batch, max_length - 1)` (END included, 0 after), eagerly."""
-        beam_size = check_beam_size(beam_size)
+        beam_size, alpha = self.resolve_search(beam_size, alpha)
         source = self._encode(tf.constant(list(texts), tf.string))
         return self._output_ids(source, beam_size, alpha, self.decoder).numpy()
 
     def __call__(
-        self, texts: Sequence[str], beam_size: int = 1, alpha: float = 0.6, max_length=None
+        self, texts: Sequence[str], beam_size=None, alpha=None, max_length=None
     ) -> list[str]:
         if isinstance(texts, str):
             raise TypeError(
                 "texts must be a list of strings; received one string. Wrap it: translator([text])."
             )
-        check_beam_size(beam_size)
+        beam_size, alpha = self.resolve_search(beam_size, alpha)
         if max_length is not None and max_length != self.max_length:
             if max_length not in self._resized:
                 self._resized[max_length] = self._resized_copy(max_length)

@@ -11,6 +11,7 @@ import keras
 from keras_transformer import data
 from keras_transformer.choices import PRECISIONS
 from keras_transformer.data.sizing import PIECES_PER_WORD, corpus_stats
+from keras_transformer.inference.decoding import save_decoding
 from keras_transformer.training import distribute, init_from, planning, rundir
 from keras_transformer.training.callbacks import TimeBudget, kill_point, set_stage
 from keras_transformer.training.config import BUDGET_EPOCHS, TrainConfig
@@ -198,6 +199,8 @@ def _train(config: TrainConfig, clock: RunClock, clears: bool, earlier: dict, co
         **fit.metrics(model),
         "num_test": len(task.test),
     }
+    if (metrics.get("decoding") or {}).get("chosen_on"):  # what `translate` searches with
+        save_decoding(run_dir, metrics["decoding"])
     set_stage("while drawing the plots (training is done)")
     plot_run_curves(run_dir, config, fit.steps, schedule=recipe.learning_rate or schedule)
     if recipe.plot is not None:

@@ -10,6 +10,7 @@ from typing import Any
 import keras
 import tensorflow as tf
 
+from keras_transformer.inference.decoding import DECODING_FILE
 from keras_transformer.training.schedule import TransformerSchedule
 from keras_transformer.visualization import figures as plots
 
@@ -23,7 +24,7 @@ STATE = "state.json"
 """An unfinished run's own file: the settings it was started with and the training so far
 (`epochs_run`, `train_seconds` over every process, `fit_finished`); removed when it finishes."""
 
-RUN_FILES = ("config.json", "history.csv", "metrics.json", "model.keras", STATE)
+RUN_FILES = ("config.json", "history.csv", "metrics.json", "model.keras", STATE, DECODING_FILE)
 RUN_FOLDERS = ("backup", "checkpoints", "logs", "plots", "tokenizers")
 """What a run directory holds: `--overwrite` deletes these names, and nothing else."""
 

@@ -85,6 +85,24 @@ def test_history_config_and_metrics(run_dir):
     model = keras.models.load_model(run_dir / "model.keras", safe_mode=True)
     assert metrics["parameters"] == model.count_params()
     assert all(set(s) == {"source", "reference", "prediction"} for s in metrics["samples"])
+    assert metrics["test_translated"] == 48 and metrics["test_length_ratio"] > 0
+
+
+def test_the_search_chosen_on_validation_is_kept_for_translate(run_dir):
+    from keras_transformer.inference import Translator
+    from keras_transformer.inference.decoding import CANDIDATES, Decoding
+
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    chosen = json.loads((run_dir / "decoding.json").read_text())
+    assert chosen == metrics["decoding"]
+    assert chosen["chosen_on"] == "the first 64 validation pairs"
+    tried = [(s["beam_size"], s["alpha"]) for s in chosen["scores"]]
+    assert tried == [tuple(d) for d in CANDIDATES]
+    best = max(s[chosen["metric"]] for s in chosen["scores"])
+    winner = next(s for s in chosen["scores"] if s[chosen["metric"]] == best)
+    assert (chosen["beam_size"], chosen["alpha"]) == (winner["beam_size"], winner["alpha"])
+    translator = Translator.from_run_dir(run_dir)
+    assert translator.decoding == Decoding(chosen["beam_size"], chosen["alpha"])
 
 
 def test_reloaded_model_reproduces_test_token_accuracy(run_dir):

@@ -1,0 +1,152 @@
+"""The search a run translates with by default: chosen on its validation split, kept in
+`decoding.json`, used by `Translator.from_run_dir`, `translate` and `export` unless overridden."""
+
+import json
+import logging
+import shutil
+
+import pytest
+
+from keras_transformer.cli import main
+from keras_transformer.errors import UserInputError
+from keras_transformer.inference import Translator
+from keras_transformer.inference.decoding import (
+    CANDIDATES,
+    DECODING_FILE,
+    GREEDY,
+    Decoding,
+    best_decoding,
+    choose_decoding,
+    load_decoding,
+    save_decoding,
+)
+from keras_transformer.training import rundir
+from tests.helpers import TINY_SOURCES
+
+REFERENCES = [
+    "the old man reads a long book today",
+    "a small red house stands by the river",
+    "we walked along the quiet beach at night",
+]
+PAIRS = [(f"source {i}", reference) for i, reference in enumerate(REFERENCES)]
+
+
+def fake_translate(best: Decoding):
+    """A search that is right only for `best`; the others drop the last three words."""
+
+    def translate(sources, decoding):
+        index = {source: i for i, (source, _) in enumerate(PAIRS)}
+        rows = [REFERENCES[index[source]] for source in sources]
+        return rows if decoding == best else [" ".join(r.split()[:-3]) for r in rows]
+
+    return translate
+
+
+@pytest.mark.parametrize("best", CANDIDATES)
+def test_the_candidate_that_scores_highest_on_validation_is_chosen(best):
+    chosen, record = choose_decoding(fake_translate(best), PAIRS)
+    assert chosen == best
+    assert (record["beam_size"], record["alpha"]) == tuple(best)
+    assert record["metric"] == "BLEU" and record["chosen_on"] == "the first 3 validation pairs"
+    scores = {(s["beam_size"], s["alpha"]): s["BLEU"] for s in record["scores"]}
+    assert scores[tuple(best)] == pytest.approx(100.0)
+    assert all(score < 100.0 for key, score in scores.items() if key != tuple(best))
+
+
+def test_a_tie_keeps_the_cheaper_search():
+    assert best_decoding({GREEDY: 30.0, Decoding(4, 0.6): 30.0}) == GREEDY
+    assert best_decoding({GREEDY: 30.0, Decoding(4, 0.6): 30.5}) == Decoding(4, 0.6)
+
+
+def test_chrf_decides_where_references_are_too_short_for_bleu():
+    pairs = [("a", "dreihundert"), ("b", "vierzig"), ("c", "elf")]
+
+    def translate(sources, decoding):
+        right = {"a": "dreihundert", "b": "vierzig", "c": "elf"}
+        return [right[s] if decoding.beam_size == 4 else right[s][:-2] for s in sources]
+
+    chosen, record = choose_decoding(translate, pairs, [GREEDY, Decoding(4, 0.6)])
+    assert record["metric"] == "chrF" and chosen == Decoding(4, 0.6)
+
+
+def test_no_validation_pairs_is_a_clear_error():
+    with pytest.raises(ValueError, match="validation split is empty"):
+        choose_decoding(fake_translate(GREEDY), [])
+
+
+def test_a_run_without_the_file_searches_greedily(tmp_path):
+    assert load_decoding(tmp_path) is None
+
+
+@pytest.mark.parametrize(
+    "content", ["{", '{"beam_size": 0, "alpha": 0.6}', '{"alpha": 1}', '{"beam_size": 2.5}']
+)
+def test_a_damaged_file_is_named_with_the_fix(tmp_path, content):
+    (tmp_path / DECODING_FILE).write_text(content)
+    with pytest.raises(UserInputError, match=DECODING_FILE + ".*--beam-size"):
+        load_decoding(tmp_path)
+
+
+def test_overwrite_deletes_the_chosen_search_with_the_run(tmp_path):
+    save_decoding(tmp_path, {"beam_size": 4, "alpha": 1.0})
+    rundir.clear_run(str(tmp_path))
+    assert not (tmp_path / DECODING_FILE).exists()
+
+
+@pytest.fixture(scope="module")
+def chosen_run(tiny_run, tmp_path_factory):
+    """The tiny run with a chosen search of 3 beams at alpha 1.2."""
+    run = tmp_path_factory.mktemp("chosen") / "run"
+    shutil.copytree(tiny_run, run)
+    save_decoding(run, {"beam_size": 3, "alpha": 1.2, "chosen_on": "test"})
+    return run
+
+
+def test_from_run_dir_translates_with_the_runs_search(chosen_run, monkeypatch):
+    translator = Translator.from_run_dir(chosen_run)
+    assert translator.decoding == Decoding(3, 1.2)
+    asked = []
+    search_function = Translator.search_function
+
+    def spy(self, beam_size=None, alpha=None, jit_compile=None):
+        asked.append(self.resolve_search(beam_size, alpha))
+        return search_function(self, beam_size, alpha, jit_compile)
+
+    monkeypatch.setattr(Translator, "search_function", spy)
+    by_default = translator(TINY_SOURCES[:3])
+    assert asked == [Decoding(3, 1.2)]
+    assert by_default == translator(TINY_SOURCES[:3], beam_size=3, alpha=1.2)
+    translator(TINY_SOURCES[:3], beam_size=1)
+    assert asked[-1] == GREEDY._replace(alpha=1.2)  # greedy: alpha unused
+
+
+def test_a_translator_built_by_hand_searches_greedily(chosen_run):
+    translator = Translator.from_run_dir(chosen_run)
+    built = Translator(
+        translator.model,
+        translator.source_tokenizer,
+        translator.target_tokenizer,
+        max_length=translator.max_length,
+    )
+    assert built.decoding == GREEDY
+
+
+def test_translate_command_uses_the_runs_search_unless_told(chosen_run, capsys, caplog):
+    translator = Translator.from_run_dir(chosen_run)
+    texts = TINY_SOURCES[:3]
+    with caplog.at_level(logging.INFO, logger="keras_transformer"):
+        assert main(["translate", "-v", str(chosen_run), *texts]) == 0
+    assert capsys.readouterr().out.splitlines() == translator(texts, beam_size=3, alpha=1.2)
+    assert "beam search (3 beams, alpha 1.2)" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="keras_transformer"):
+        assert main(["translate", "-v", str(chosen_run), "--beam-size", "1", *texts]) == 0
+    assert capsys.readouterr().out.splitlines() == translator(texts, beam_size=1)
+    assert "greedy search" in caplog.text
+
+
+def test_metrics_record_is_what_the_file_holds(tmp_path):
+    record = {"beam_size": 4, "alpha": 1.0, "chosen_on": "the first 500 validation pairs"}
+    path = save_decoding(tmp_path, record)
+    assert json.loads(open(path).read()) == record
+    assert load_decoding(tmp_path) == Decoding(4, 1.0)
