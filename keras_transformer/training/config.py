@@ -120,7 +120,9 @@ class TrainConfig:
     warmup_steps: int | None = None  # None: 8 % of the planned updates (planning.plan_schedule)
     time_budget: float | None = None  # seconds of training (--time-budget 10m)
     label_smoothing: float = 0.1
-    early_stopping_patience: int = 4
+    # Epochs without a lower val_loss before stopping; None: 4, and no early stopping under a
+    # time budget, whose schedule decays to the budget's end (a flat loss is not a flat BLEU).
+    early_stopping_patience: int | None = None
     out: str | None = None
     seed: int = 0
     jit_compile: str = "auto"
@@ -152,6 +154,8 @@ class TrainConfig:
                 continue
             if not (continues and name in INIT_FROM_SIZES):  # else: the run's (init_from.py)
                 setattr(self, name, value)
+        if self.early_stopping_patience is None and self.time_budget is None:
+            self.early_stopping_patience = 4
         if self.dropout is None:
             # fresh examples of a rule: nothing to overfit (docs/performance.md)
             self.dropout = 0.0 if self.task in GENERATED_TASKS else 0.1

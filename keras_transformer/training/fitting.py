@@ -89,7 +89,7 @@ def fit_run(
     *,
     run_dir: str,
     epochs: int,
-    early_stopping_patience: int,
+    early_stopping_patience: int | None,
     tensorboard: bool = True,
     callbacks: list | None = None,
     verbose: int | None = None,
@@ -103,7 +103,8 @@ def fit_run(
         val_ds: validation batches (`val_loss` chooses the best weights).
         run_dir: the run directory (`checkpoints/` is created if missing).
         epochs: total epochs of the run (a resumed run trains the rest).
-        early_stopping_patience: epochs without a lower `val_loss` before stopping.
+        early_stopping_patience: epochs without a lower `val_loss` before stopping; None: no
+            early stopping (a time budget ends the run).
         tensorboard: write TensorBoard logs under `<run_dir>/logs`.
         callbacks: more callbacks, run after the run directory's (e.g. `budget.TimeBudget`).
         verbose: `model.fit`'s; None: a progress bar on a terminal, else one line per epoch
@@ -131,7 +132,9 @@ def fit_run(
         )
     history_csv, logs = os.path.join(run_dir, "history.csv"), os.path.join(run_dir, "logs")
     accounting = run_callbacks.RunAccounting(run_dir, clock=clock)
-    early = keras.callbacks.EarlyStopping(monitor="val_loss", patience=early_stopping_patience)
+    early = None
+    if early_stopping_patience is not None:
+        early = keras.callbacks.EarlyStopping(monitor="val_loss", patience=early_stopping_patience)
     converged = run_callbacks.SequencesConverged()  # a no-op without the sequence accuracy
     callbacks = [
         keras.callbacks.TerminateOnNaN(),
@@ -140,7 +143,7 @@ def fit_run(
         run_callbacks.ResumableCSVLogger(history_csv),
         accounting,  # before the backup, which is deleted when fit ends
         run_callbacks.AtomicBackupAndRestore(os.path.join(run_dir, "backup")),
-        early,
+        *([early] if early is not None else []),
         converged,
         *([keras.callbacks.TensorBoard(logs, write_graph=False)] if tensorboard else []),
         *(callbacks or []),
@@ -188,6 +191,6 @@ def _stop_reason(early, converged, callbacks, patience: int) -> str | None:
         return "the time budget was spent"
     if converged.converged:
         return "the validation sequence accuracy converged"
-    if early.stopped_epoch > 0:
+    if early is not None and early.stopped_epoch > 0:
         return f"val_loss did not improve for {patience} epochs (early stopping)"
     return None

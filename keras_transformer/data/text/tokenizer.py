@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import math
 import os
 import re
 import warnings
@@ -128,6 +129,98 @@ def count_words(texts: Iterable[str]) -> collections.Counter:
         chunk = tf.constant(texts[start : start + _LEARN_CHUNK], dtype=tf.string)
         counts.update(_split_words(chunk).flat_values.numpy().tolist())
     return collections.Counter({word.decode("utf-8"): n for word, n in counts.items()})
+
+
+def _learn_pieces(word_counts: list[tuple[str, int]], vocab_size: int, **options) -> list[str]:
+    """tensorflow-text's WordPiece learner (`learner.learn`), with a faster threshold search.
+
+    The learner keeps the pieces seen at least `thresh` times and searches for the `thresh`
+    whose vocabulary is 0-5 % below `vocab_size`. Its search halves the count range, one
+    learning pass each (12 passes, 46 s of the 68 s setup of a 95k-pair Anki run); the
+    vocabulary's size falls about as a power of the threshold, so `_find_threshold` guesses
+    the next threshold on a log-log line through the two nearest sizes, inside the bracket
+    found so far: 4 to 6 passes reach the same 5 % window."""
+    params = learner.Params(
+        upper_thresh=int(1e7),
+        lower_thresh=options["lower_thresh"],
+        num_iterations=options["num_iterations"],
+        max_input_tokens=int(5e6),
+        max_token_length=options["max_token_length"],
+        max_unique_chars=options["max_unique_chars"],
+        vocab_size=vocab_size,
+        slack_ratio=0.05,
+        include_joiner_token=True,
+        joiner=SUFFIX_INDICATOR,
+        reserved_tokens=list(RESERVED_TOKENS),
+    )
+    upper, lower = learner.get_search_threshs(word_counts, params.upper_thresh, params.lower_thresh)
+    counts = learner.get_input_words(word_counts, params.reserved_tokens, params.max_token_length)
+    allowed = learner.get_allowed_chars(counts, params.max_unique_chars)
+    counts = learner.filter_input_words(counts, allowed, params.max_input_tokens)
+    return _find_threshold(
+        lambda t: learner.learn_with_thresh(counts, t, params),
+        lower,
+        upper,
+        vocab_size,
+        params.slack_ratio,
+    )
+
+
+def _find_threshold(learn, lower: int, upper: int, vocab_size: int, slack_ratio: float):
+    """The vocabulary `learn(thresh)` for an integer `thresh` in [lower, upper] whose size is
+    within `slack_ratio` below `vocab_size` (sizes fall as `thresh` rises); when none is, the
+    largest one not above `vocab_size`, else the smallest one learnt.
+
+    >>> tried = []
+    >>> def learn(thresh):  # a vocabulary of 100000 / thresh pieces
+    ...     tried.append(thresh)
+    ...     return ["x"] * (100_000 // thresh)
+    >>> len(_find_threshold(learn, 1, 100_000, 3500, 0.05)), tried
+    (3333, [316, 26, 39, 30])
+    """
+    low_slack = vocab_size - slack_ratio * vocab_size
+    learnt = {}  # thresh -> size
+    best_vocab, best_size, smallest = None, -1, None
+    lo, hi = lower, upper  # the answer's thresh is in [lo, hi]
+    thresh = int(round(math.sqrt(max(lo, 1) * max(hi, 1))))
+    while True:
+        vocab = learn(thresh)
+        size = learnt[thresh] = len(vocab)
+        if size <= vocab_size and size > best_size:
+            best_vocab, best_size = vocab, size
+        if smallest is None or size < len(smallest):
+            smallest = vocab
+        if low_slack <= size <= vocab_size:
+            return vocab
+        if size > vocab_size:
+            lo = thresh + 1  # too many pieces: a higher threshold
+        else:
+            hi = thresh - 1
+        if lo > hi or thresh <= 1:
+            return best_vocab if best_vocab is not None else smallest
+        thresh = _next_threshold(learnt, lo, hi, (low_slack + vocab_size) / 2)
+
+
+def _next_threshold(learnt: dict[int, int], lo: int, hi: int, target: float) -> int:
+    """A threshold in [lo, hi] on the log-log line through the learnt sizes nearest `target`
+    on each side (one side only: through its last two, else a slope of -1), pulled a quarter
+    of the way to the middle of the bracket (in logs) so that a bad line still shrinks it."""
+    above = sorted((t, s) for t, s in learnt.items() if s > target)  # thresholds too low
+    below = sorted((t, s) for t, s in learnt.items() if s <= target)
+    if above and below:
+        (t1, s1), (t2, s2) = above[-1], below[0]
+    elif len(above) >= 2 or len(below) >= 2:
+        (t1, s1), (t2, s2) = (above if above else below)[-2:] if above else below[:2]
+    else:
+        (t1, s1), (t2, s2) = (above or below)[0], (None, None)
+    slope = -1.0
+    if t2 is not None and t2 != t1:
+        slope = (math.log(max(s2, 1)) - math.log(max(s1, 1))) / (math.log(t2) - math.log(t1))
+    slope = min(max(slope, -3.0), -0.05)
+    guess = math.log(t1) + (math.log(target) - math.log(max(s1, 1))) / slope
+    middle = (math.log(max(lo, 1)) + math.log(max(hi, 1))) / 2
+    thresh = int(round(math.exp(0.75 * guess + 0.25 * middle)))
+    return min(max(thresh, lo), hi)
 
 
 class WordPieceTokenizer(tf.Module):
@@ -277,16 +370,13 @@ class WordPieceTokenizer(tf.Module):
         spaced = [(word, count) for word, count in counts.items() if word not in unspaced]
         vocab = list(RESERVED_TOKENS)
         if spaced:
-            vocab = learner.learn(
+            vocab = _learn_pieces(
                 spaced,
-                vocab_size=vocab_size,
-                reserved_tokens=list(RESERVED_TOKENS),
+                vocab_size,
                 lower_thresh=lower_thresh,
                 num_iterations=num_iterations,
                 max_token_length=max_word_length,
                 max_unique_chars=len(chars),
-                include_joiner_token=True,
-                joiner=SUFFIX_INDICATOR,
             )
         vocab += sorted(_merged_pieces(unspaced, vocab_size) - set(vocab)) if unspaced else []
         vocab = [
