@@ -16,7 +16,8 @@ target token as all the layers below it. On 95k Anki pairs and ten CPU minutes, 
 4,000 pieces scored 7 BLEU above the same layers with 10,500 (docs/performance.md).
 
 **Schedule** (`choose_warmup`, `peak_learning_rate`): Adam on `BudgetSchedule`, a linear warm-up
-over 8 % of the expected steps (kept in [10, 4000]) to a peak of `7e-4 * sqrt(128 / d_model)`,
+over 8 % of the expected steps (kept in [10, 4000]) to a peak of `7e-4 * sqrt(128 / d_model)`
+(2e-3 for the 2 x 64 rung of a run sized from its corpus, measured: `RUNG_PEAKS`),
 then a cosine decay to zero at the last expected step. Label smoothing and dropout 0.1.
 
 **Epochs**: with a budget, training runs until the budget (`epochs` is a cap of 1000); without
@@ -37,6 +38,7 @@ import math
 from typing import NamedTuple
 
 from keras_transformer._validation import check_int, check_number
+from keras_transformer.choices import DATA_SIZED_TASKS
 from keras_transformer.data.sizing import (
     CorpusStats,
     check_stats,
@@ -177,13 +179,35 @@ def choose_model(stats: CorpusStats, budget_seconds: float | None = None) -> Mod
     return chosen
 
 
-def peak_learning_rate(d_model: int) -> float:
-    """The peak of the planned schedule: `7e-4 * sqrt(128 / d_model)`.
+RUNG_PEAKS = {"tiny": 2e-3}
+"""Peaks measured for a rung on real corpora, used for runs sized from their data with that
+rung's layers (`rung_of`). The 2 x 64 rung at 2e-3 instead of the rule's 9.9e-4, 1,000
+validation pairs, the same passes (benchmarks/quality_ideas.py, docs/performance.md): Anki
+en-es 6 passes 24.0 -> 27.8 BLEU greedy, 26.5 -> 28.7 with 4 beams; Anki en-fr 5 passes
+31.2 BLEU greedy and 33.5 with 4 beams at 2e-3."""
 
-    >>> peak_learning_rate(128), peak_learning_rate(512)
-    (0.0007, 0.00035)
+
+def peak_learning_rate(d_model: int, rung: str | None = None) -> float:
+    """The peak of the planned schedule: the rung's measured peak (`RUNG_PEAKS`), else
+    `7e-4 * sqrt(128 / d_model)`.
+
+    >>> peak_learning_rate(128), peak_learning_rate(512), peak_learning_rate(64)
+    (0.0007, 0.00035, 0.00099)
+    >>> peak_learning_rate(64, "tiny")
+    0.002
     """
+    if rung in RUNG_PEAKS:
+        return RUNG_PEAKS[rung]
     return round(7e-4 * math.sqrt(128 / check_int("d_model", d_model)), 6)
+
+
+def rung_of(config) -> str | None:
+    """The `MODEL_SIZES` rung a run sized from its data (`DATA_SIZED_TASKS`) trains, or None:
+    another task, or layers that are not a rung's."""
+    if getattr(config, "task", None) not in DATA_SIZED_TASKS:
+        return None
+    layers = tuple(getattr(config, n, None) for n in ("num_layers", "d_model", "num_heads", "dff"))
+    return next((size.name for size in MODEL_SIZES if tuple(size[1:]) == layers), None)
 
 
 def estimate_steps(
@@ -267,7 +291,7 @@ def plan_training(
         label_smoothing=0.1,
         batch_size=batch_size,
         max_length=choose_max_length(stats),
-        peak_learning_rate=peak_learning_rate(size.d_model),
+        peak_learning_rate=peak_learning_rate(size.d_model, size.name),
         warmup_steps=choose_warmup(estimated_steps),
         estimated_steps=estimated_steps,
         epochs=epochs,
@@ -300,4 +324,4 @@ def plan_schedule(config, steps_per_epoch: int, tokens_per_batch: float) -> Sche
         steps = config.epochs * max(1, steps_per_epoch)
     steps = max(steps, 1)
     warmup = choose_warmup(steps) if config.warmup_steps is None else config.warmup_steps
-    return SchedulePlan(peak_learning_rate(config.d_model), warmup, steps)
+    return SchedulePlan(peak_learning_rate(config.d_model, rung_of(config)), warmup, steps)

@@ -68,7 +68,7 @@ def test_plan_with_a_budget_scales_the_steps_with_the_budget():
     assert short.warmup_steps == choose_warmup(short.estimated_steps)
     assert short.warmup_steps < short.estimated_steps
     assert (short.num_layers, short.d_model, short.vocab_size) == (2, 64, 3500)  # tiny's cap
-    assert short.peak_learning_rate == pytest.approx(7e-4 * 2**0.5, rel=1e-3)
+    assert short.peak_learning_rate == planning.RUNG_PEAKS["tiny"] == 2e-3  # measured
     assert short.budget_seconds == 300.0
 
 
@@ -118,3 +118,23 @@ def test_vocabulary_is_the_corpus_size_capped_by_what_the_rung_can_afford():
     assert plan_training(corpus_stats(repeated_corpus(300, 5, 5))).vocab_size == 1000
     large = plan_training(corpus_stats(repeated_corpus(100_000, 10, 10)), budget_seconds=36000)
     assert (large.d_model, large.vocab_size) == (128, 10_500)
+
+
+@pytest.mark.parametrize(
+    "task, layers, peak",
+    [
+        ("tsv", (2, 64, 4, 256), 2e-3),  # the 2 x 64 rung of a run sized from its corpus
+        ("spa_eng", (2, 64, 4, 256), 2e-3),
+        ("tsv", (3, 128, 4, 512), 7e-4),  # a rung without a measured peak: the rule
+        ("tsv", (2, 64, 4, 128), 9.9e-4),  # not a rung's layers: the rule
+        ("numbers", (2, 64, 4, 256), 9.9e-4),  # another task keeps the rule it was measured at
+    ],
+)
+def test_a_measured_peak_applies_only_to_its_rung_on_data_sized_runs(task, layers, peak):
+    from types import SimpleNamespace
+
+    names = ("num_layers", "d_model", "num_heads", "dff")
+    config = SimpleNamespace(
+        task=task, time_budget=None, epochs=2, warmup_steps=None, **dict(zip(names, layers))
+    )
+    assert planning.plan_schedule(config, 100, 1000.0).peak_learning_rate == peak
