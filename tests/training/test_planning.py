@@ -135,6 +135,10 @@ def test_a_measured_peak_applies_only_to_its_rung_on_data_sized_runs(task, layer
 
     names = ("num_layers", "d_model", "num_heads", "dff")
     config = SimpleNamespace(
-        task=task, time_budget=None, epochs=2, warmup_steps=None, **dict(zip(names, layers))
+        task=task,
+        time_budget=None,
+        epochs=2,
+        warmup_steps=None,
+        **dict(zip(names, layers, strict=True)),
     )
     assert planning.plan_schedule(config, 100, 1000.0).peak_learning_rate == peak
