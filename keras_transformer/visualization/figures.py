@@ -75,7 +75,7 @@ def plot_attention(
     title: str = "attention",
     query_label: str | None = None,
     key_label: str | None = None,
-    max_width: float = 10.0,
+    max_width: float = 7.0,
 ) -> str:
     """Heat maps of attention weights `(num_heads, q_len, kv_len)`, one per head.
 

@@ -116,7 +116,7 @@ def test_importing_the_package_and_plotting_leave_matplotlib_alone(tmp_path):
 )
 def test_attention_tick_labels_lie_inside_the_figure(tmp_path, monkeypatch, shape, queries, keys):
     """Every token label, title and axis name of `plot_attention` is drawn inside the image,
-    and the figure stays near a page column's width (at most 10.5 inches at 100 dpi)."""
+    and the figure stays near a page column's width (at most 7.5 inches at 100 dpi)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     drawn = {}
@@ -157,4 +157,4 @@ def test_attention_tick_labels_lie_inside_the_figure(tmp_path, monkeypatch, shap
                 outside.append(text.get_text())
     assert not outside, f"labels cut at the figure's edge: {outside}"
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == keys
-    assert fig.get_size_inches()[0] <= 10.5
+    assert fig.get_size_inches()[0] <= 7.5
