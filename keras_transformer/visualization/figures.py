@@ -5,6 +5,7 @@ This module only draws: the attention weights `plot_attention` draws come from
 
 import csv
 import os
+import textwrap
 
 import numpy as np
 
@@ -105,5 +106,6 @@ def plot_attention(
         ax.set_title(f"head {h}", fontsize=fontsize + 1)
         ax.set_ylabel((query_label or "") if first else "", fontsize=fontsize)
         ax.set_xlabel(key_label or "", fontsize=fontsize)
-    fig.suptitle(title, fontsize=fontsize + 2)
+    per_line = max(20, int(size[0] / (0.6 * (fontsize + 2) / 72)))  # characters in the width
+    fig.suptitle(textwrap.fill(title, per_line), fontsize=fontsize + 2)
     return save(fig, path)

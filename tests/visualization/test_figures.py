@@ -133,7 +133,8 @@ def test_attention_tick_labels_lie_inside_the_figure(tmp_path, monkeypatch, shap
         queries,
         keys,
         tmp_path / "a.png",
-        title="attention",
+        title="encoder attention from 'it': \"The runner didn't cross the street since it was so "
+        'sleepy ."',
         query_label="predicted token",
         key_label="source token",
     )
@@ -142,19 +143,15 @@ def test_attention_tick_labels_lie_inside_the_figure(tmp_path, monkeypatch, shap
     canvas.draw()
     renderer = canvas.get_renderer()
     width, height = fig.bbox.width, fig.bbox.height
-    outside = []
+    texts = [fig._suptitle]  # the figure's title (matplotlib keeps it there)
     for ax in fig.axes:
-        texts = [
-            *ax.get_xticklabels(),
-            *ax.get_yticklabels(),
-            ax.title,
-            ax.xaxis.label,
-            ax.yaxis.label,
-        ]
-        for text in texts:
-            box = text.get_window_extent(renderer)
-            if text.get_text() and (box.x0 < 0 or box.y0 < 0 or box.x1 > width or box.y1 > height):
-                outside.append(text.get_text())
+        texts += [*ax.get_xticklabels(), *ax.get_yticklabels(), ax.title, ax.xaxis.label]
+        texts += [ax.yaxis.label]
+    outside = []
+    for text in texts:
+        box = text.get_window_extent(renderer)
+        if text.get_text() and (box.x0 < 0 or box.y0 < 0 or box.x1 > width or box.y1 > height):
+            outside.append(text.get_text())
     assert not outside, f"labels cut at the figure's edge: {outside}"
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == keys
     assert fig.get_size_inches()[0] <= 7.5
