@@ -179,6 +179,16 @@ def test_stored_copy_ran_the_committed_notebook(path):
     assert copy.metadata["keras_transformer"]["fast"] is False
     noise = _noise(copy)
     assert not noise, f"the stored copy of {path.name} shows log lines or warnings: {noise[:5]}"
+    # A stderr stream is drawn as a red box on the page (issue 37: tutorial 07's truncation
+    # warning); print what a reader should see, or collect the log records and print them.
+    boxes = [
+        f"cell {index}: {output.text.strip()[:80]}"
+        for index, cell in enumerate(copy.cells)
+        if cell.cell_type == "code"
+        for output in cell.outputs
+        if output.output_type == "stream" and output.name == "stderr"
+    ]
+    assert not boxes, f"the stored copy of {path.name} shows stderr boxes: {boxes[:3]}"
 
 
 def test_every_tutorial_has_a_stored_full_size_copy():

@@ -21,6 +21,26 @@ from keras_transformer.runs import run_files
 logger = logging.getLogger(__name__)
 
 
+class _OneTracePerTranslator(logging.Filter):
+    """Drops TensorFlow's "triggered tf.function retracing" warning about `Translator`'s search.
+
+    Every `Translator`, and every beam setting of one, builds its own `tf.function` with a fixed
+    input signature, traced once. TensorFlow counts traces by the Python code object, so the
+    fifth translator of a process (a notebook that trains and scores twice) is reported as
+    retracing although no function traced twice. Other functions' warnings pass.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not (
+            "triggered tf.function retracing" in message and "Translator.search_function" in message
+        )
+
+
+if not any(isinstance(f, _OneTracePerTranslator) for f in tf.get_logger().filters):
+    tf.get_logger().addFilter(_OneTracePerTranslator())
+
+
 def check_beam_size(beam_size) -> int:
     """Return `beam_size` if it is an integer >= 1, else raise `ValueError`."""
     if not is_int(beam_size) or beam_size < 1:

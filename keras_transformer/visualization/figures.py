@@ -5,6 +5,7 @@ This module only draws: the attention weights `plot_attention` draws come from
 
 import csv
 import os
+import textwrap
 
 import numpy as np
 
@@ -61,6 +62,12 @@ def plot_schedule(
     return save(fig, path)
 
 
+def _label_inches(labels, fontsize: float) -> float:
+    """About how long, in inches, the longest of `labels` is written at `fontsize` points."""
+    longest = max((len(str(t)) for t in labels), default=1)
+    return 0.62 * fontsize / 72 * longest + 0.15  # DejaVu Sans: ~0.6 em a character
+
+
 def plot_attention(
     weights,
     query_tokens: list[str],
@@ -69,25 +76,36 @@ def plot_attention(
     title: str = "attention",
     query_label: str | None = None,
     key_label: str | None = None,
+    max_width: float = 7.0,
 ) -> str:
     """Heat maps of attention weights `(num_heads, q_len, kv_len)`, one per head.
 
     `query_label` and `key_label` name the rows and the columns under each map (for a
     decoder, "predicted token": row i is the position that predicts `query_tokens[i]`).
+    The figure is sized from the tokens: every tick label lies inside it, the row labels are
+    written once per row of maps, and the maps wrap to fit about `max_width` inches (a page's
+    column), so the labels keep their size when the image is shown at the column's width.
     """
     weights = np.asarray(weights)[:, : len(query_tokens), : len(key_tokens)]
-    heads, cols = weights.shape[0], min(weights.shape[0], 4)
-    rows = -(-heads // cols)  # ceil
-    size = (3 + 0.35 * len(key_tokens) * cols, 1 + 0.35 * len(query_tokens) * rows)
+    fontsize, cell = 8, 0.3  # points; inches per token
+    heads = weights.shape[0]
+    row_labels = _label_inches(query_tokens, fontsize) + (0.25 if query_label else 0.0)
+    map_width = cell * len(key_tokens) + 0.2
+    fit = int((max_width - row_labels - 0.2) // map_width)
+    cols = max(d for d in range(1, min(heads, 4) + 1) if heads % d == 0 and (d <= fit or d == 1))
+    rows = heads // cols
+    map_height = cell * len(query_tokens) + 0.35  # + the head's title
+    col_labels = _label_inches(key_tokens, fontsize) + (0.25 if key_label else 0.0)
+    size = (row_labels + cols * map_width + 0.2, 0.45 + rows * (map_height + col_labels))
     fig, axes = figure(rows, cols, figsize=size, squeeze=False)
-    for ax in axes.flat[heads:]:
-        ax.axis("off")
-    for h, ax in enumerate(axes.flat[:heads]):
+    for h, ax in enumerate(axes.flat):
         ax.imshow(weights[h], vmin=0.0, vmax=float(weights.max()) or 1.0, cmap="viridis")
-        ax.set_xticks(range(len(key_tokens)), key_tokens, rotation=90, fontsize=7)
-        ax.set_yticks(range(len(query_tokens)), query_tokens, fontsize=7)
-        ax.set_title(f"head {h}", fontsize=8)
-        ax.set_ylabel(query_label or "", fontsize=7)
-        ax.set_xlabel(key_label or "", fontsize=7)
-    fig.suptitle(title, fontsize=9)
-    return save(fig, path, rect=(0, 0, 1, 0.96))
+        ax.set_xticks(range(len(key_tokens)), key_tokens, rotation=90, fontsize=fontsize)
+        first = h % cols == 0  # the rows' tokens and name once, left of each row of maps
+        ax.set_yticks(range(len(query_tokens)), query_tokens if first else [], fontsize=fontsize)
+        ax.set_title(f"head {h}", fontsize=fontsize + 1)
+        ax.set_ylabel((query_label or "") if first else "", fontsize=fontsize)
+        ax.set_xlabel(key_label or "", fontsize=fontsize)
+    per_line = max(20, int(size[0] / (0.6 * (fontsize + 2) / 72)))  # characters in the width
+    fig.suptitle(textwrap.fill(title, per_line), fontsize=fontsize + 2)
+    return save(fig, path)

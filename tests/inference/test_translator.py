@@ -253,3 +253,52 @@ def test_a_damaged_config_is_named_when_loading_from_python(tiny_run, tmp_path, 
     (run_dir / "config.json").write_text(content)
     with pytest.raises(DamagedRunError, match="config.json is damaged"):
         Translator.from_run_dir(run_dir)
+
+
+def test_separate_translators_are_not_reported_as_retracing():
+    """Seven translators of one model, each traced once: TensorFlow's retracing warning (it
+    counts traces by code object, and printed it into tutorial 07's test run) is dropped for
+    them; a function that really retraces is still reported."""
+    import logging
+
+    import keras
+
+    import keras_transformer as kt
+
+    records = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            records.append(record.getMessage())
+
+    handler = Keep()
+    tf.get_logger().addHandler(handler)
+    try:
+        task = kt.data.load_task("copy", num_train=64, num_validation=8, num_test=8, seed=0)
+        tokenizer = kt.data.WordPieceTokenizer.learn([s for s, _ in task.train], vocab_size=64)
+        model = kt.models.build_transformer(
+            tokenizer.vocab_size,
+            tokenizer.vocab_size,
+            num_layers=1,
+            d_model=8,
+            num_heads=2,
+            dff=16,
+            max_length=12,
+        )
+        for _ in range(7):
+            translator = kt.inference.Translator(
+                model, tokenizer, tokenizer, max_length=12, jit_compile=False
+            )
+            translator([task.test[0][0]])
+        assert not [r for r in records if "retracing" in r]
+
+        @tf.function
+        def retraces(x):
+            return x + 1
+
+        for length in range(1, 9):  # a new shape each call: a real retrace every time
+            retraces(np.zeros(length, "float32"))
+        assert [r for r in records if "retracing" in r and "retraces" in r]
+    finally:
+        tf.get_logger().removeHandler(handler)
+        keras.backend.clear_session()

@@ -94,3 +94,64 @@ def test_importing_the_package_and_plotting_leave_matplotlib_alone(tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["False", "False", "svg", "[]"]
     assert (tmp_path / "h.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize(
+    "shape, queries, keys",
+    [
+        # Tutorial 12's map from "it": one row, fourteen columns; "[START]" was cut to "TART]".
+        (
+            (2, 1, 14),
+            ["layer 0: it"],
+            "[START] The runner didn't cross the street since it was so sleepy . [END]".split(),
+        ),
+        # Tutorial 07's cross-attention: a long German piece on the rows.
+        (
+            (4, 6, 6),
+            ["d", "##r", "##e", "##i", "##hundertvierundzwanzig", "[END]"],
+            ["[START]", "three", "hundred", "and", "twenty-four", "[END]"],
+        ),
+        ((3, 2, 4), ["a", "b"], ["w", "x", "y", "z"]),
+    ],
+)
+def test_attention_tick_labels_lie_inside_the_figure(tmp_path, monkeypatch, shape, queries, keys):
+    """Every token label, title and axis name of `plot_attention` is drawn inside the image,
+    and the figure stays near a page column's width (at most 7.5 inches at 100 dpi)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    drawn = {}
+    save = plots.save
+
+    def keep(fig, path, **layout):
+        drawn["fig"] = fig
+        return save(fig, path, **layout)
+
+    monkeypatch.setattr(plots, "save", keep)
+    weights = np.random.default_rng(0).random(shape)
+    plots.plot_attention(
+        weights,
+        queries,
+        keys,
+        tmp_path / "a.png",
+        title="encoder attention from 'it': \"The runner didn't cross the street since it was so "
+        'sleepy ."',
+        query_label="predicted token",
+        key_label="source token",
+    )
+    fig = drawn["fig"]
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    width, height = fig.bbox.width, fig.bbox.height
+    texts = [fig._suptitle]  # the figure's title (matplotlib keeps it there)
+    for ax in fig.axes:
+        texts += [*ax.get_xticklabels(), *ax.get_yticklabels(), ax.title, ax.xaxis.label]
+        texts += [ax.yaxis.label]
+    outside = []
+    for text in texts:
+        box = text.get_window_extent(renderer)
+        if text.get_text() and (box.x0 < 0 or box.y0 < 0 or box.x1 > width or box.y1 > height):
+            outside.append(text.get_text())
+    assert not outside, f"labels cut at the figure's edge: {outside}"
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == keys
+    assert fig.get_size_inches()[0] <= 7.5
