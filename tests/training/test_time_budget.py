@@ -81,7 +81,7 @@ def test_a_time_budget_stops_training_and_keeps_the_best_checkpoint(
         "--out",
         str(out),
         "--time-budget",
-        "25s",
+        "60s",
         "--jit-compile",
         "off",
         "--batch-size",
@@ -91,20 +91,20 @@ def test_a_time_budget_stops_training_and_keeps_the_best_checkpoint(
         assert main(argv) == 0
     config, metrics = run_files(out)
     # the budget, not an epoch cap of 1000, is what the run was asked to do
-    assert config["time_budget"] == 25.0 and config["epochs"] is None
+    assert config["time_budget"] == 60.0 and config["epochs"] is None
     assert "epochs" not in config["sized_from_data"]
     assert "Epoch 1/" not in capsys.readouterr().out  # time, not epochs, is reported
     progress = [r.getMessage() for r in caplog.records if r.name == "keras_transformer.progress"]
     epochs = [line for line in progress if line.startswith("epoch ")]
     assert len(epochs) == metrics["epochs_run"]
-    assert epochs[0].startswith("epoch 1: ") and " of 25 s (" in epochs[0]
+    assert epochs[0].startswith("epoch 1: ") and " of 60 s (" in epochs[0]
     assert set(config["sized_from_data"]) >= {"num_layers", "d_model", "vocab_size"}
-    assert metrics["time_budget_seconds"] == 25.0
+    assert metrics["time_budget_seconds"] == 60.0
     assert metrics["stopped_by_time_budget"] is True
     assert metrics["epochs_run"] < 1000
     # The budget is the whole command's: setup and evaluation are inside it, not after it.
     parts = metrics["setup_seconds"] + metrics["train_seconds"] + metrics["evaluation_seconds"]
-    assert metrics["train_seconds"] < 25.0
+    assert metrics["train_seconds"] < 60.0
     assert parts <= metrics["wall_seconds"] + 0.5 and metrics["run_parts"] == 1
     # where it ended is measured by benchmarks/time_budget.py (no timed asserts in tests)
     assert (out / "checkpoints" / "best.weights.h5").exists()
