@@ -49,6 +49,16 @@ class Decoding(NamedTuple):
         return f"beam search ({self.beam_size} beams, alpha {self.alpha:g})"
 
 
+BLEU_ORDER = 4
+"""BLEU's longest n-gram (sacrebleu's default): a reference shorter than this has none."""
+
+
+def short_references(references: Sequence[str]) -> int:
+    """How many `references` are shorter than `BLEU_ORDER` words: where they are most, BLEU
+    means nothing (a perfect one-word translation scores 0) and chrF decides."""
+    return sum(len(reference.split()) < BLEU_ORDER for reference in references)
+
+
 GREEDY = Decoding(1, 0.6)
 """What a translator without a chosen search uses."""
 
@@ -94,8 +104,7 @@ def choose_decoding(
         raise ValueError("choose_decoding needs validation pairs; the validation split is empty")
     sources = [source for source, _ in pairs]
     references = [normalize_text(target) for _, target in pairs]
-    short = sum(len(reference.split()) < 4 for reference in references)
-    metric = "chrF" if short > len(references) / 2 else "BLEU"
+    metric = "chrF" if short_references(references) > len(references) / 2 else "BLEU"
     score_of = sacrebleu.corpus_chrf if metric == "chrF" else sacrebleu.corpus_bleu
     scores = {}
     for decoding in candidates:

@@ -32,7 +32,14 @@ from keras_transformer.data.sizing import max_length_from_tokens
 from keras_transformer.data.tasks import it_referent
 from keras_transformer.data.text.normalize import normalize_text
 from keras_transformer.inference import SentenceEncoder, Translator, retrieval_accuracy
-from keras_transformer.inference.decoding import CANDIDATES, CHOICE_PAIRS, GREEDY, choose_decoding
+from keras_transformer.inference.decoding import (
+    BLEU_ORDER,
+    CANDIDATES,
+    CHOICE_PAIRS,
+    GREEDY,
+    choose_decoding,
+    short_references,
+)
 from keras_transformer.inference.translator import PrefixTranslator
 from keras_transformer.models.config import TransformerConfig
 from keras_transformer.training.datasets import (
@@ -114,10 +121,6 @@ def decoding_seconds(translate: Callable[[list[str]], list[str]], sources) -> fl
     return seconds * math.ceil(len(sources) / EVAL_CHUNK)
 
 
-BLEU_ORDER = 4
-"""BLEU's longest n-gram (sacrebleu's default): a reference shorter than this has none."""
-
-
 def bleu_score(predictions: list[str], references: list[str]) -> dict:
     """`{"test_bleu": score}`, or, where BLEU means nothing, `{"test_bleu": None,
     "test_bleu_left_out": why}`.
@@ -133,7 +136,7 @@ def bleu_score(predictions: list[str], references: list[str]) -> dict:
     >>> round(bleu_score(["a b c d e"], ["a b c d e"])["test_bleu"], 1)
     100.0
     """
-    short = sum(len(reference.split()) < BLEU_ORDER for reference in references)
+    short = short_references(references)
     if references and short > len(references) / 2:
         return {
             "test_bleu": None,
