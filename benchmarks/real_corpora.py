@@ -418,11 +418,16 @@ def train_ours(path: str, out: str, budget: float, *, seed: int, log, overrides=
         overwrite=True,
         **(overrides or {}),
     )
+    start = time.perf_counter()
     metrics = train(config)
+    command_seconds = time.perf_counter() - start
     with open(os.path.join(out, "config.json"), encoding="utf-8") as handle:
         settings = json.load(handle)
     info = {
         "wall_seconds": metrics["train_seconds"],
+        "command_seconds": round(command_seconds, 1),
+        "decoding": metrics.get("decoding"),
+        "test_length_ratio": metrics.get("test_length_ratio"),
         "epochs": metrics["epochs_run"],
         "parameters": metrics["parameters"],
         "sized_from_data": settings["sized_from_data"],
@@ -701,9 +706,10 @@ def run(args) -> None:
                 translator, info = train_ours(
                     path, out, budget, seed=args.seed, log=log, overrides=_overrides(args.set)
                 )
-                for name, beam in (("greedy", 1), ("beam 4", 4)):
+                searches = (("greedy", 1, 0.6), ("beam 4", 4, 0.6), ("chosen", None, None))
+                for name, beam, alpha in searches:
                     start = time.perf_counter()
-                    outputs = translate_all(translator, sources, beam_size=beam, alpha=0.6)
+                    outputs = translate_all(translator, sources, beam_size=beam, alpha=alpha)
                     rows[name] = {"beam_size": beam, **score(outputs, references)}
                     rows[name]["decode_seconds"] = round(time.perf_counter() - start, 1)
                     rows[name]["examples"] = outputs[:5]
