@@ -322,7 +322,7 @@ def test_heads_that_do_not_divide_d_model_are_refused_before_any_data(
         raise AssertionError("data work started before the settings were checked")
 
     monkeypatch.setattr("keras_transformer.data.load_task", no_data)
-    monkeypatch.setattr("keras_transformer.training.pretraining.load_corpus", no_data)
+    monkeypatch.setattr("keras_transformer.training.recipes.load_corpus", no_data)
     assert cli.main([*argv, "--out", str(tmp_path / "run")]) == cli.EXIT_USER_ERROR
     err = capsys.readouterr().err
     assert "key_dim" not in err and len(err.strip().splitlines()) == 1, err

@@ -157,7 +157,7 @@ class TrainConfig:
             self.dropout = 0.0 if self.task in GENERATED_TASKS else 0.1
         if self.warmup_steps is None and not self.planned_schedule:
             self.warmup_steps = 1000  # the paper's schedule (--learning-rate given: unused)
-        from keras_transformer.training.distribute import check_strategy_options  # TensorFlow
+        from keras_transformer.training.devices import check_strategy_options  # TensorFlow
 
         check_strategy_options(self.strategy, self.cpu_devices)
         check_architecture(self.architecture, self.task)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from keras_transformer.data.sizing import (
+from keras_transformer.training.planning import (
     CorpusStats,
     choose_max_length,
     choose_vocab_size,

@@ -4,12 +4,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from keras_transformer.data.sizing import choose_vocab_size, corpus_stats
 from keras_transformer.training import planning
 from keras_transformer.training.planning import (
     MODEL_SIZES,
     choose_model,
+    choose_vocab_size,
     choose_warmup,
+    corpus_stats,
     plan_training,
 )
 from tests.helpers import repeated_corpus
