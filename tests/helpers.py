@@ -13,6 +13,10 @@ import numpy as np
 TINY_MODEL_ARGS = "--num-layers 1 --d-model 16 --num-heads 2 --dff 32".split()
 """The smallest model the command-line tests train (seconds a run)."""
 
+SMALL_MODEL_ARGS = "--num-layers 1 --d-model 32 --num-heads 2 --dff 64".split()
+"""One layer of width 32: the command-line runs that must learn something (continued runs, the
+dual encoder, budget runs)."""
+
 TINY_SOURCES = ["one two three", "four five", "six seven eight nine", "ten", "two four six"]
 TINY_TARGETS = ["un deux trois", "quatre cinq", "six sept huit neuf", "dix", "deux quatre six"]
 TINY_MAX_LENGTH = 10

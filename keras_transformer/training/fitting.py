@@ -12,6 +12,7 @@ import sys
 
 import keras
 
+from keras_transformer.errors import UserInputError
 from keras_transformer.runs import RunDirectory
 from keras_transformer.training import callbacks as run_callbacks
 from keras_transformer.training import rundir
@@ -167,7 +168,7 @@ def fit_run(
     losses = history.history.get("loss", [])
     if diverged := any(not math.isfinite(v) for v in losses) or accounting.stopped_on_nan:
         if not os.path.exists(best):
-            raise ValueError(
+            raise UserInputError(
                 "training diverged (NaN loss) before any checkpoint was saved; lower the "
                 "learning rate (raise --warmup-steps) or try --mixed-precision none."
             )

@@ -52,6 +52,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from keras_transformer._validation import check_int, check_number
+from keras_transformer.errors import UserInputError
 from keras_transformer.models.parameters import transformer_parameters
 from keras_transformer.training.config import BUDGET_EPOCHS
 
@@ -97,7 +98,9 @@ def corpus_stats(pairs: Sequence[tuple[str, str]]) -> CorpusStats:
     """
     pairs = list(pairs)
     if not pairs:
-        raise ValueError("pairs is empty; pass the training pairs (source, target) of the corpus")
+        raise UserInputError(
+            "pairs is empty; pass the training pairs (source, target) of the corpus"
+        )
     for index, pair in enumerate(pairs):
         if (
             not isinstance(pair, tuple | list)

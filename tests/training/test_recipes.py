@@ -14,7 +14,7 @@ from keras_transformer.training import recipes
 from keras_transformer.training.config import TrainConfig
 from keras_transformer.training.dual_encoder import load_sentence_encoder
 from keras_transformer.training.run import train
-from tests.helpers import TINY_MODEL_ARGS
+from tests.helpers import SMALL_MODEL_ARGS, TINY_MODEL_ARGS
 
 SMALL = {
     "num_layers": 1,
@@ -200,14 +200,7 @@ def test_dual_encoder_retrieves_held_out_translations(tmp_path):
         "100",
         "--epochs",
         "4",
-        "--num-layers",
-        "1",
-        "--d-model",
-        "32",
-        "--num-heads",
-        "2",
-        "--dff",
-        "64",
+        *SMALL_MODEL_ARGS,
         "--batch-size",
         "32",
         "--max-length",

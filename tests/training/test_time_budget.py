@@ -8,6 +8,7 @@ import pytest
 from keras_transformer.cli import main
 from keras_transformer.data import load_task
 from keras_transformer.training.schedule import BudgetSchedule
+from tests.helpers import SMALL_MODEL_ARGS
 
 
 @pytest.fixture(scope="module")
@@ -35,14 +36,7 @@ def test_sizes_left_out_come_from_the_data_and_given_ones_win(pairs_tsv, tmp_pat
         str(pairs_tsv),
         "--out",
         str(out),
-        "--d-model",
-        "32",
-        "--num-heads",
-        "2",
-        "--dff",
-        "64",
-        "--num-layers",
-        "1",
+        *SMALL_MODEL_ARGS,
         "--epochs",
         "2",
         "--jit-compile",

@@ -51,7 +51,7 @@ def read_text_file(path: str | os.PathLike) -> list[str]:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as error:
-                raise ValueError(
+                raise UserInputError(
                     f"{path}: line {number} is not valid UTF-8 ({error.reason}); re-encode "
                     "the file as UTF-8."
                 ) from None
@@ -61,7 +61,7 @@ def read_text_file(path: str | os.PathLike) -> list[str]:
             else:
                 blank += 1
     if not texts:
-        raise ValueError(f"corpus file {path!r} holds no text; write one text per line.")
+        raise UserInputError(f"corpus file {path!r} holds no text; write one text per line.")
     if blank:
         logger.info("%s: skipped %d blank line(s); %d texts read.", path, blank, len(texts))
     return texts
