@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 
@@ -198,6 +199,10 @@ class TrainConfig:
             if 0 < self.num_heads <= self.d_model:
                 # both given, the rest from the data
                 check_divisible(self.d_model, self.num_heads, flags=True)
+
+    def settings(self) -> dict:
+        """The fields `config.json` records and a resumed run must match (`runs.RunDirectory`)."""
+        return dataclasses.asdict(self)
 
     @property
     def planned_schedule(self) -> bool:

@@ -58,6 +58,7 @@ def train(config: TrainConfig, *, started: float | None = None) -> dict:
     `config.time_budget` is the wall time of the whole job, counted from `started`
     (`time.time()`; the command line passes its process's start, else now) plus the seconds of
     the earlier parts of a resumed run: setup, training and evaluation (`_budget_callback`)."""
+    # 1. The run directory: may it be written, is there a run to resume (and its budget left)?
     run = RunDirectory(config.run_dir)
     run.check_writable(config)
     clears = run.overwrites(config)
@@ -85,15 +86,16 @@ def _train(
     config: TrainConfig, run: RunDirectory, clock: RunClock, clears: bool, earlier: dict, counted
 ) -> dict:
     requested = requested_settings(config)  # before sizes are planned: what a resume must match
+    # 2. Devices.
     set_stage("while setting up the devices")
     devices = set_up_devices(config)  # first TensorFlow call: devices are fixed at start-up
-    # The data (and what --init-from names) are read and checked before any file is made;
-    # the chief writes the run directory, other workers a temporary one.
+    # 3. Data, and what --init-from names: read and checked before any file is made.
     set_stage("while loading the data")
     kill_point("loading_data")  # test hook (callbacks.kill_point): no-op unless set
     task = load_data(config)
     kind = recipe_name(config)
     init = load_init(config, kind)
+    # 4. Sizes (the recipe completes them from its tokenized data).
     config, sized = planning.resolve_sizes(config, task, init, kind)
     keras.utils.set_random_seed(config.seed)
     logger.info(
@@ -101,7 +103,7 @@ def _train(
         PRECISIONS[devices.precision],
         "on" if devices.xla else "off",
     )
-    # The recipe learns the vocabularies and batches in memory: bad settings fail before any file.
+    # 5. Recipe: vocabularies and batches in memory, so bad settings fail before any file.
     set_stage("while learning the vocabularies")
     recipe = RECIPES[kind](config, task, init)
     if recipe.sizes:  # max_length from the measured pieces, the vocabulary size learnt
@@ -109,6 +111,7 @@ def _train(
         config, sized = dataclasses.replace(config, **recipe.sizes), {**sized, **recipe.sizes}
     pieces = ", ".join(f"{name} {tok.vocab_size}" for name, tok in recipe.tokenizers.items())
     logger.info("vocabularies (WordPiece pieces): %s", pieces)
+    # 6. The run directory written: the chief writes it, other workers a temporary one.
     if clears:
         run.clear()
     written = RunDirectory(write_dir(config.run_dir, devices.strategy)).make()
@@ -121,8 +124,10 @@ def _train(
     written.update_state(settings=requested, parts=parts)
     for name, tokenizer in recipe.tokenizers.items():
         tokenizer.save(written.file("tokenizers", name))
+    # 7. Learning rate.
     rate = learning_rate(config, task, recipe, clock)
     schedule = rate if isinstance(rate, BudgetSchedule) else None  # a budget reshapes it
+    # 8. Build and compile; config.json.
     set_stage("while building the model")
     kill_point("building_model")
     with devices.strategy.scope():  # variables mirrored on every replica
@@ -166,6 +171,7 @@ def _train(
         **_budget_epochs(config),
         **({"init_from": init.record} if isinstance(init, TranslationRun) else {}),
     )
+    # 9. Fit.
     setup_seconds = clock.elapsed()
     fit = fit_run(
         model,
@@ -180,6 +186,7 @@ def _train(
     )
     if budget is not None:
         _report_budget_end(config, budget, fit, setup_seconds, epoch_seconds, clock.prior_seconds)
+    # 10. Evaluate and write: model.keras, plots, metrics.json last.
     evaluation_started = clock.elapsed()
     set_stage("while saving and evaluating the model (training is done)")
     model.save(written.file("model.keras"))

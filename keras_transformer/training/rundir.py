@@ -5,7 +5,6 @@ import logging
 import os
 from typing import Any
 
-from keras_transformer.runs import RunDirectory, requested_settings
 from keras_transformer.training.schedule import TransformerSchedule
 from keras_transformer.visualization import figures as plots
 
@@ -15,7 +14,7 @@ progress_logger = logging.getLogger("keras_transformer.progress")
 that a run resumed, why training stopped early."""
 progress_logger.setLevel(logging.INFO)
 
-__all__ = ["RunDirectory", "plot_run_curves", "progress_logger", "requested_settings"]
+__all__ = ["plot_run_curves", "progress_logger"]
 
 
 def plot_run_curves(run_dir: str, config: Any, steps: int, schedule: Any = None) -> None:
