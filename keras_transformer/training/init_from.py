@@ -121,8 +121,11 @@ def load_run(config) -> TranslationRun:
     record = {"path": os.path.abspath(path), "config_sha256": hashlib.sha256(raw).hexdigest()}
     metrics_path = os.path.join(path, "metrics.json")
     if os.path.isfile(metrics_path):
-        with open(metrics_path, encoding="utf-8") as handle:
-            metrics = json.load(handle)
+        try:
+            with open(metrics_path, encoding="utf-8") as handle:
+                metrics = json.load(handle)
+        except ValueError as error:  # not JSON, or not UTF-8: a damaged run
+            raise UserInputError(f"cannot read {metrics_path}: {error}".splitlines()[0]) from None
         record["metrics"] = {
             k: metrics[k] for k in ("test_bleu", "test_chrf", "test_loss") if k in metrics
         }

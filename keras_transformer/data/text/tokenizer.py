@@ -409,9 +409,15 @@ class WordPieceTokenizer(tf.Module):
                 f"path={path!r} is not a vocabulary file; pass the vocab.txt written by "
                 "WordPieceTokenizer.save() or its directory"
             )
-        with open(path, encoding="utf-8", newline="") as handle:
-            # "\n" only: str.splitlines() also splits on \x1c, \u2028, ... inside tokens
-            vocab = handle.read().split("\n")
+        try:
+            with open(path, encoding="utf-8", newline="") as handle:
+                # "\n" only: str.splitlines() also splits on \x1c, \u2028, ... inside tokens
+                vocab = handle.read().split("\n")
+        except UnicodeDecodeError as error:  # a damaged or foreign file: the user's to fix
+            raise UserInputError(
+                f"path={path!r} is not UTF-8 text ({error.reason}); pass the vocab.txt written "
+                "by WordPieceTokenizer.save()"
+            ) from None
         if vocab and vocab[-1] == "":
             vocab.pop()
         vocab = [token[:-1] if token.endswith("\r") else token for token in vocab]
