@@ -190,7 +190,7 @@ def test_a_value_error_inside_a_run_is_reported_as_a_bug(monkeypatch, capsys, tm
 
     monkeypatch.setattr("keras_transformer.models.build_transformer", broken_builder)
     argv = ["train", "--num-train", "64", "--num-validation", "8", "--num-test", "8"]
-    argv += ["--epochs", "1", "--d-model", "8", "--num-heads", "2", "--dff", "8"]
+    argv += ["--epochs", "1", "--batch-size", "16", *"--d-model 8 --num-heads 2 --dff 8".split()]
     assert cli.main([*argv, "--num-layers", "1", "--out", str(tmp_path / "run")]) == 3
     err = capsys.readouterr().err
     assert "Traceback" in err and "internal error (ValueError)" in err, err
