@@ -1,7 +1,7 @@
 """Value checks of the package: one function per kind of value, one message each.
 
 A value of the wrong type raises `TypeError`; a value of the right type outside its range
-raises `ValueError`. Each message names the argument, the value received and what to pass.
+raises `UserInputError` (a `ValueError`: the command line reports it as a usage error). Each message names the argument, the value received and what to pass.
 Every layer, config and data function checks its arguments here (the command line's argparse
 types in `commands/_arguments.py` share `interval` and `in_interval`).
 """
@@ -10,6 +10,8 @@ import math
 import numbers
 import re
 from typing import Any
+
+from keras_transformer.errors import UserInputError
 
 
 def is_int(value: Any) -> bool:
@@ -37,17 +39,17 @@ def check_int(name: str, value: Any, *, minimum: int | None = 1, hint: str = "")
     >>> check_int("num_layers", 0)
     Traceback (most recent call last):
     ...
-    ValueError: num_layers must be a positive integer; received num_layers=0.
+    keras_transformer.errors.UserInputError: num_layers must be a positive integer; received num_layers=0.
     >>> check_int("max_length", 2, minimum=3)
     Traceback (most recent call last):
     ...
-    ValueError: max_length must be an integer >= 3; received max_length=2.
+    keras_transformer.errors.UserInputError: max_length must be an integer >= 3; received max_length=2.
     """
     if not is_int(value):
         raise TypeError(f"{name} must be an integer; received {name}={value!r}.{hint}")
     if minimum is not None and value < minimum:
         kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
-        raise ValueError(f"{name} must be {kind}; received {name}={value!r}.{hint}")
+        raise UserInputError(f"{name} must be {kind}; received {name}={value!r}.{hint}")
     return int(value)
 
 
@@ -71,7 +73,7 @@ def check_length_range(name: str, value: Any, *, minimum: int = 1) -> tuple[int,
     >>> check_length_range("length", (5, 2))
     Traceback (most recent call last):
     ...
-    ValueError: length must be an int or a (min, max) pair with 1 <= min <= max, e.g. (4, 8); received length=(5, 2).
+    keras_transformer.errors.UserInputError: length must be an int or a (min, max) pair with 1 <= min <= max, e.g. (4, 8); received length=(5, 2).
     """
     pair = (value, value) if is_int(value) else value
     kind = f"an int or a (min, max) pair with {minimum} <= min <= max, e.g. (4, 8)"
@@ -79,7 +81,7 @@ def check_length_range(name: str, value: Any, *, minimum: int = 1) -> tuple[int,
         raise TypeError(f"{name} must be {kind}; received {name}={value!r}.")
     low, high = pair
     if low < minimum or high < low:
-        raise ValueError(f"{name} must be {kind}; received {name}={tuple(pair)!r}.")
+        raise UserInputError(f"{name} must be {kind}; received {name}={tuple(pair)!r}.")
     return int(low), int(high)
 
 
@@ -108,14 +110,14 @@ def check_number(
     >>> check_number("dropout", 1.0, 0.0, 1.0)
     Traceback (most recent call last):
     ...
-    ValueError: dropout must be a number in [0, 1); received dropout=1.0.
+    keras_transformer.errors.UserInputError: dropout must be a number in [0, 1); received dropout=1.0.
     """
     ends = dict(open_minimum=open_minimum, open_maximum=open_maximum)
     span = interval(minimum, maximum, **ends)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number in {span}; received {name}={value!r}.{hint}")
     if not in_interval(value, minimum, maximum, **ends):
-        raise ValueError(f"{name} must be a number in {span}; received {name}={value!r}.{hint}")
+        raise UserInputError(f"{name} must be a number in {span}; received {name}={value!r}.{hint}")
     return float(value)
 
 
@@ -170,11 +172,11 @@ def check_divisible(d_model: int, num_heads: int, *, flags: bool = False) -> Non
     >>> check_divisible(130, 4)
     Traceback (most recent call last):
     ...
-    ValueError: d_model=130 must be divisible by num_heads=4 (each head gets d_model / num_heads dimensions); use d_model=128 or 132, or num_heads=2, 5 or 10, or pass key_dim explicitly.
+    keras_transformer.errors.UserInputError: d_model=130 must be divisible by num_heads=4 (each head gets d_model / num_heads dimensions); use d_model=128 or 132, or num_heads=2, 5 or 10, or pass key_dim explicitly.
     >>> check_divisible(130, 4, flags=True)
     Traceback (most recent call last):
     ...
-    ValueError: --d-model 130 is not divisible by --num-heads 4 (each head gets d_model / num_heads dimensions); use --d-model 128 or 132, or --num-heads 2, 5 or 10.
+    keras_transformer.errors.UserInputError: --d-model 130 is not divisible by --num-heads 4 (each head gets d_model / num_heads dimensions); use --d-model 128 or 132, or --num-heads 2, 5 or 10.
     """
     if d_model % num_heads == 0:
         return
@@ -186,11 +188,11 @@ def check_divisible(d_model: int, num_heads: int, *, flags: bool = False) -> Non
     heads_text += str(heads[-1])
     why = "(each head gets d_model / num_heads dimensions)"
     if flags:
-        raise ValueError(
+        raise UserInputError(
             f"--d-model {d_model} is not divisible by --num-heads {num_heads} {why}; use "
             f"--d-model {sizes}, or --num-heads {heads_text}."
         )
-    raise ValueError(
+    raise UserInputError(
         f"d_model={d_model} must be divisible by num_heads={num_heads} {why}; use "
         f"d_model={sizes}, or num_heads={heads_text}, or pass key_dim explicitly."
     )
@@ -200,7 +202,7 @@ def check_choice(name: str, value: Any, choices) -> Any:
     """Returns `value` if it is one of `choices`, else `ValueError` listing them."""
     if value not in choices:
         listed = ", ".join(repr(choice) for choice in choices)
-        raise ValueError(f"{name}={value!r} is not supported; use one of {listed}.")
+        raise UserInputError(f"{name}={value!r} is not supported; use one of {listed}.")
     return value
 
 
@@ -220,8 +222,10 @@ def parse_duration(text: str | float | int) -> float:
     else:
         match = _DURATION.match(str(text)) if isinstance(text, str) else None
         if match is None:
-            raise ValueError(f"time budget {text!r} is not a duration; write e.g. 90s, 10m or 1.5h")
+            raise UserInputError(
+                f"time budget {text!r} is not a duration; write e.g. 90s, 10m or 1.5h"
+            )
         seconds = float(match.group(1)) * _UNITS[match.group(2)]
     if not math.isfinite(seconds) or seconds <= 0:
-        raise ValueError(f"time budget {text!r} must be more than 0 seconds, e.g. 10m")
+        raise UserInputError(f"time budget {text!r} must be more than 0 seconds, e.g. 10m")
     return seconds

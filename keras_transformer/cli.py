@@ -16,7 +16,7 @@ from keras_transformer import __version__
 from keras_transformer._quiet import import_tensorflow_quietly, quiet_native_logs
 from keras_transformer.commands._arguments import HelpFormatter
 from keras_transformer.commands._arguments import OneLineArgumentParser as _Parser
-from keras_transformer.errors import MissingExtraError
+from keras_transformer.errors import MissingExtraError, UserInputError
 
 # Before anything imports TensorFlow: no C++ log lines (cuInit, oneDNN); `-vv` shows them
 # (`_main` sets the level once the verbosity is known).
@@ -180,11 +180,15 @@ def _main(argv: list[str] | None, state: dict) -> int:
         return EXIT_INTERNAL_ERROR
 
 
+USER_ERRORS = (UserInputError, OSError, MissingExtraError)
+"""What a user can fix: the package's own `UserInputError` (a bad value, file or run
+directory), a file the system cannot read or write, a missing optional dependency. Any other
+exception, a plain `ValueError` included, is a bug (argparse reports bad options itself)."""
+
+
 def user_error(error: BaseException) -> bool:
-    """Errors a user can fix, reported as one line; anything else is a bug."""
-    tf = sys.modules.get("tensorflow")  # TensorFlow's own errors only once it is imported
-    fixable = (ValueError, OSError, MissingExtraError) + ((tf.errors.OpError,) if tf else ())
-    return isinstance(error, fixable)
+    """Errors a user can fix (`USER_ERRORS`), reported as one line; anything else is a bug."""
+    return isinstance(error, USER_ERRORS)
 
 
 class _Formatter(logging.Formatter):

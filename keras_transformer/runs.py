@@ -1,11 +1,246 @@
-"""Reading a run directory: which files a translation run has, and whether they are damaged."""
+"""A run directory: `RunDirectory`, the one type that writes a run's files and `state.json` and
+reads them back (which files a translation run has, whether they are damaged, whether the run
+finished, whether a new run may write there).
+
+Pure Python (no TensorFlow): `keras-transformer translate` and the attention page read runs too.
+"""
 
 import json
 import os
+import shutil
 import zipfile
+from typing import Any
 
 from keras_transformer.choices import TRANSLATING_ARCHITECTURES
 from keras_transformer.errors import DamagedRunError, UserInputError
+
+STATE = "state.json"
+"""An unfinished run's own file: the settings it was started with and the training so far
+(`epochs_run`, `train_seconds` over every process, `fit_finished`); removed when it finishes."""
+
+DECODING_FILE = "decoding.json"
+"""The search `translate` uses when given none: chosen on the validation split after training
+(`inference.decoding`)."""
+
+RUN_FILES = ("config.json", "history.csv", "metrics.json", "model.keras", STATE, DECODING_FILE)
+RUN_FOLDERS = ("backup", "checkpoints", "logs", "plots", "tokenizers")
+"""What a run directory holds: `--overwrite` deletes these names, and nothing else."""
+
+IGNORED_SETTINGS = ("overwrite", "out")
+"""Settings that may change when an unfinished run is resumed (`out` names the directory)."""
+
+PATH_SETTINGS = ("data", "validation_data", "test_data", "init_from", "corpus")
+"""Settings that name files: compared as resolved paths (`./data/x.txt` is `data/x.txt`)."""
+
+
+def requested_settings(config: Any) -> dict[str, Any]:
+    """The settings a run was asked for (before sizes are planned from the data), as JSON; the
+    paths of `PATH_SETTINGS` resolved (a resume from another directory names the same files)."""
+    settings = {k: v for k, v in config.settings().items() if k not in IGNORED_SETTINGS}
+    for name in PATH_SETTINGS:
+        if isinstance(settings.get(name), str) and os.path.exists(settings[name]):
+            settings[name] = os.path.realpath(settings[name])
+    return json.loads(json.dumps(settings))
+
+
+class RunDirectory:
+    """The run directory at `path`: its files and its state, written and read here only.
+
+    A run is *unfinished* while it has `state.json` (or `config.json`) and no `metrics.json`,
+    which is written last. Writing: `check_writable` (before any data work), `overwrites` /
+    `clear`, `make`, `update_state`, `write_json`, `write_config`, `finish`. Reading: `state`,
+    `read_json`, `check_files`, `check_finished`, `translation_files`.
+
+    Example:
+    >>> import tempfile
+    >>> run = RunDirectory(tempfile.mkdtemp())
+    >>> run.update_state(epochs_run=1)
+    >>> run.state(), run.is_unfinished()
+    ({'epochs_run': 1}, True)
+    """
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def __repr__(self) -> str:
+        return f"RunDirectory({self.path!r})"
+
+    def file(self, *names: str) -> str:
+        """The path of `names` inside the run directory."""
+        return os.path.join(self.path, *names)
+
+    # --- state -------------------------------------------------------------------------------
+
+    def read_json(self, name: str) -> dict[str, Any]:
+        """The JSON object in file `name` (`{}` when absent, unreadable or not an object)."""
+        try:
+            with open(self.file(name), encoding="utf-8") as handle:
+                content = json.load(handle)
+        except (OSError, ValueError):
+            return {}
+        return content if isinstance(content, dict) else {}
+
+    def state(self) -> dict[str, Any]:
+        """The content of `state.json` (`{}` when absent or unreadable)."""
+        return self.read_json(STATE)
+
+    def update_state(self, **values: Any) -> None:
+        """Sets `values` in `state.json` (created if missing), atomically."""
+        state = {**self.state(), **values}
+        partial = self.file(f".partial-{STATE}")
+        with open(partial, "w", encoding="utf-8") as handle:
+            json.dump(state, handle, indent=2, ensure_ascii=False)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(partial, self.file(STATE))
+
+    def is_unfinished(self) -> bool:
+        """Whether it holds a run that was started and not finished (no `metrics.json`)."""
+        started = any(os.path.isfile(self.file(name)) for name in (STATE, "config.json"))
+        return started and not os.path.isfile(self.file("metrics.json"))
+
+    # --- before a run writes -----------------------------------------------------------------
+
+    def check_writable(self, config: Any) -> None:
+        """Checks that `config` may write here, before any data work or file is written.
+
+        Refused: a path that is a file; a finished run (with `metrics.json`) unless
+        `--overwrite`; an unfinished run started with other settings unless `--overwrite`.
+
+        Raises:
+            FileExistsError: naming the path, or the settings that differ (old -> new), and
+                the ways on.
+        """
+        run_dir = self.path
+        if os.path.exists(run_dir) and not os.path.isdir(run_dir):
+            raise FileExistsError(
+                f"--out {run_dir} is a file, not a directory; pass another --out."
+            )
+        if config.overwrite:
+            return
+        if os.path.exists(self.file("metrics.json")):
+            raise FileExistsError(
+                f"{run_dir} already holds a finished run (metrics.json). "
+                "Pass --out DIR for a new run, or --overwrite to replace it."
+            )
+        if changed := self.changed_settings(config):
+            differences = ", ".join(
+                f"{_flag(name)} {_shown(old)} -> {_shown(new)}"
+                for name, (old, new) in changed.items()
+            )
+            raise FileExistsError(
+                f"{run_dir} holds an unfinished run started with other settings ({differences}); "
+                "resume it with its old settings, or pass --overwrite to start it again."
+            )
+
+    def overwrites(self, config: Any) -> bool:
+        """Whether `config` (with `--overwrite`) clears it: a finished run, or an unfinished one
+        started with other settings. An unfinished run with the same settings is resumed: the
+        command that resumes an interrupted `--overwrite` run is then the same command, and a
+        repeated `--overwrite` never throws away the training done. (Delete the directory to
+        start such a run again.)"""
+        if not getattr(config, "overwrite", False):
+            return False
+        return not (self.is_unfinished() and not self.changed_settings(config))
+
+    def changed_settings(self, config: Any) -> dict[str, tuple[Any, Any]]:
+        """`{name: (old, new)}`: the settings of `config` that differ from those the unfinished
+        run was started with (`state.json`, else the non-planned values of `config.json`)."""
+        new = requested_settings(config)
+        state = self.state()
+        if "settings" in state:
+            old, planned = state["settings"], False
+        else:  # a run from before state.json: its config.json holds planned sizes too
+            old, planned = self.read_json("config.json"), True
+        changed = {}
+        for name, value in new.items():
+            if name not in old or (planned and value is None):
+                continue
+            if not _same_setting(name, old[name], value):
+                changed[name] = (old[name], value)
+        return changed
+
+    # --- writing -----------------------------------------------------------------------------
+
+    def clear(self) -> None:
+        """Deletes the files and folders of a run (`RUN_FILES`, `RUN_FOLDERS`), finished or not:
+        `--overwrite`. Other files in the directory are left alone."""
+        for name in RUN_FILES:
+            if os.path.isfile(path := self.file(name)):
+                os.remove(path)
+        for name in RUN_FOLDERS:
+            shutil.rmtree(self.file(name), ignore_errors=True)
+
+    def make(self) -> "RunDirectory":
+        """Creates it with `plots/`, `checkpoints/` and `tokenizers/`; returns it.
+
+        Raises:
+            UserInputError: if the directory cannot be created (a file in the way, no
+                permission).
+        """
+        try:
+            for sub in ("plots", "checkpoints", "tokenizers"):
+                os.makedirs(self.file(sub), exist_ok=True)
+        except OSError as error:
+            raise UserInputError(
+                f"cannot create the run directory {self.path!r} ({error.strerror}); pass "
+                "another --out."
+            ) from None
+        return self
+
+    def write_json(self, name: str, content: dict) -> None:
+        """`content` as indented UTF-8 JSON (accents kept) in file `name`."""
+        with open(self.file(name), "w", encoding="utf-8") as handle:
+            json.dump(content, handle, indent=2, ensure_ascii=False)
+
+    def write_config(self, config: Any, **extra: Any) -> None:
+        """`config.json`: the settings of `config` (`TrainConfig.settings()`), its `run_dir`,
+        `extra`, and the Keras and TensorFlow versions."""
+        import keras
+        import tensorflow as tf
+
+        content = {
+            **config.settings(),
+            "run_dir": config.run_dir,
+            **extra,
+            "keras_version": keras.__version__,
+            "tensorflow_version": tf.__version__,
+        }
+        self.write_json("config.json", content)
+
+    def finish(self) -> None:
+        """After `metrics.json`: the run is finished; its `state.json` and backup go."""
+        if os.path.isfile(path := self.file(STATE)):
+            os.remove(path)
+        shutil.rmtree(self.file("backup"), ignore_errors=True)
+
+    # --- reading a finished run --------------------------------------------------------------
+
+    def check_files(self) -> None:
+        """`check_run_files` of this directory."""
+        check_run_files(self.path)
+
+    def check_finished(self) -> None:
+        """`check_finished` of this directory."""
+        check_finished(self.path)
+
+    def translation_files(self) -> tuple[str, dict[str, str]]:
+        """`run_files` of this directory."""
+        return run_files(self.path)
+
+
+def _same_setting(name: str, old: Any, new: Any) -> bool:
+    if name in PATH_SETTINGS and isinstance(old, str) and isinstance(new, str):
+        return os.path.realpath(old) == os.path.realpath(new)
+    return old == new
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _shown(value: Any) -> str:
+    return "(default)" if value is None else str(value)
 
 
 def _damaged(path: str, reason: str) -> DamagedRunError:

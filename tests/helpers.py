@@ -13,12 +13,30 @@ import numpy as np
 TINY_MODEL_ARGS = "--num-layers 1 --d-model 16 --num-heads 2 --dff 32".split()
 """The smallest model the command-line tests train (seconds a run)."""
 
+TINY_RUN_ARGS = [*TINY_MODEL_ARGS, *"--batch-size 32 --max-length 24 --warmup-steps 20".split()]
+"""The smallest model with the batch, length and warm-up of the quick command-line runs."""
+
+SMALL_MODEL_ARGS = "--num-layers 1 --d-model 32 --num-heads 2 --dff 64".split()
+"""One layer of width 32: the command-line runs that must learn something (continued runs, the
+dual encoder, budget runs)."""
+
 TINY_SOURCES = ["one two three", "four five", "six seven eight nine", "ten", "two four six"]
 TINY_TARGETS = ["un deux trois", "quatre cinq", "six sept huit neuf", "dix", "deux quatre six"]
 TINY_MAX_LENGTH = 10
 
 SMALL_MODEL = dict(num_layers=2, d_model=16, num_heads=2, dff=32, max_length=32)
 """The sizes of the model-builder tests: two layers, two heads, seconds to build and save."""
+
+
+RUN_FILES = ("model.keras", "config.json", "history.csv", "metrics.json", "plots/history.png")
+"""What every finished run directory holds (`assert_files_written` adds each run's own)."""
+
+
+def assert_files_written(run_dir, names) -> None:
+    """Each of `names` (paths inside `run_dir`) is a file with content."""
+    for name in names:
+        path = run_dir / name
+        assert path.is_file() and path.stat().st_size > 0, name
 
 
 def repeated_corpus(num_pairs: int, source_words: int = 10, target_words: int = 12):

@@ -170,7 +170,7 @@ def test_missing_tensorflow_datasets_names_the_extra(tmp_path):
     _one_error_line(result, "train", 'pip install "keras_transformer[ted]"')
 
 
-@pytest.mark.parametrize("kind", [TypeError, AttributeError, KeyError])
+@pytest.mark.parametrize("kind", [TypeError, AttributeError, KeyError, ValueError])
 def test_an_internal_bug_is_not_disguised_as_a_user_error(monkeypatch, capsys, kind):
     def broken(args):
         raise kind("a bug")
@@ -179,6 +179,22 @@ def test_an_internal_bug_is_not_disguised_as_a_user_error(monkeypatch, capsys, k
     assert cli.main(["export", "RUN", "--out", "x"]) == cli.EXIT_INTERNAL_ERROR
     err = capsys.readouterr().err
     assert "Traceback" in err and "internal error" in err and "please report" in err
+
+
+def test_a_value_error_inside_a_run_is_reported_as_a_bug(monkeypatch, capsys, tmp_path):
+    """A ValueError raised by the package's own code mid-run (here the recipe's model builder,
+    reached through a real `train` run) is a bug: a traceback and exit 3, not a usage line."""
+
+    def broken_builder(*args, **kwargs):
+        raise ValueError("an internal shape mismatch")
+
+    monkeypatch.setattr("keras_transformer.models.build_transformer", broken_builder)
+    argv = ["train", "--num-train", "64", "--num-validation", "8", "--num-test", "8"]
+    argv += ["--epochs", "1", "--batch-size", "16", *"--d-model 8 --num-heads 2 --dff 8".split()]
+    assert cli.main([*argv, "--num-layers", "1", "--out", str(tmp_path / "run")]) == 3
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "internal error (ValueError)" in err, err
+    assert "error: an internal shape mismatch" not in err
 
 
 def test_user_error_type_is_one_line(monkeypatch, capsys):
@@ -204,11 +220,8 @@ def test_user_error_type_is_one_line(monkeypatch, capsys):
 def test_commands_report_bad_input_as_the_packages_user_error(
     argv, needle, monkeypatch, capsys, tmp_path
 ):
-    """Only `UserInputError` (and OSError) count as the user's here: a command that raised a
-    plain ValueError for bad input would be reported as an internal error."""
-    from keras_transformer.errors import UserInputError
-
-    monkeypatch.setattr(cli, "user_error", lambda e: isinstance(e, (UserInputError, OSError)))
+    """Only `UserInputError` (and OSError) count as the user's: a command that raised a plain
+    ValueError for bad input would be reported as an internal error (exit 3)."""
     argv = [a.format(empty=tmp_path, out=tmp_path / "out") for a in argv]
     assert cli.main(argv) == cli.EXIT_USER_ERROR
     err = capsys.readouterr().err
@@ -322,7 +335,7 @@ def test_heads_that_do_not_divide_d_model_are_refused_before_any_data(
         raise AssertionError("data work started before the settings were checked")
 
     monkeypatch.setattr("keras_transformer.data.load_task", no_data)
-    monkeypatch.setattr("keras_transformer.training.pretraining.load_corpus", no_data)
+    monkeypatch.setattr("keras_transformer.training.recipes.load_corpus", no_data)
     assert cli.main([*argv, "--out", str(tmp_path / "run")]) == cli.EXIT_USER_ERROR
     err = capsys.readouterr().err
     assert "key_dim" not in err and len(err.strip().splitlines()) == 1, err

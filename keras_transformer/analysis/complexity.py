@@ -10,6 +10,7 @@ from typing import Any
 import keras
 
 from keras_transformer._validation import check_divisible, check_positive_int
+from keras_transformer.errors import UserInputError
 
 LAYER_KINDS: tuple[str, ...] = ("self_attention", "rnn", "lstm", "gru", "convolution")
 """The layer kinds the formulas (and `reference_layer`) know."""
@@ -25,7 +26,9 @@ _RECURRENT_ORDERS = ("O(d^2)", "O(T d^2)", "O(T)", "O(T)")
 
 def _check(kind: str | None = None, **positive: int) -> None:
     if kind is not None and kind not in LAYER_KINDS:
-        raise ValueError(f"kind={kind!r} is not a known layer kind; choose one of {LAYER_KINDS}")
+        raise UserInputError(
+            f"kind={kind!r} is not a known layer kind; choose one of {LAYER_KINDS}"
+        )
     for name, value in positive.items():
         check_positive_int(name, value)
 
@@ -118,7 +121,7 @@ def maximum_path_length(kind: str, length: int, kernel_size: int = 3) -> int:
         return 1
     if kind == "convolution":
         if kernel_size == 1:
-            raise ValueError(
+            raise UserInputError(
                 "kernel_size=1 never connects two positions; use kernel_size >= 2 for the "
                 "path length of a convolution"
             )
@@ -179,7 +182,7 @@ def operations_crossover(d: int, rnn: str = "rnn", *, exact: bool = False) -> fl
     """
     check_positive_int("d", d)
     if rnn not in _RECURRENT_GATES:
-        raise ValueError(f"rnn={rnn!r} must be one of {tuple(_RECURRENT_GATES)}")
+        raise UserInputError(f"rnn={rnn!r} must be one of {tuple(_RECURRENT_GATES)}")
     return float(max(_RECURRENT_GATES[rnn] - 2, 0) * d if exact else d)
 
 

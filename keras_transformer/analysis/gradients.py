@@ -11,6 +11,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_transformer.analysis.complexity import _RECURRENT_LAYERS, _check
+from keras_transformer.errors import UserInputError
 
 GRADIENT_KINDS: tuple[str, ...] = ("rnn", "lstm", "gru", "transformer", "cnn")
 """Models `gradient_norms` knows: RNN, LSTM, GRU, one Transformer encoder layer, causal CNN."""
@@ -53,7 +54,7 @@ def gradient_model(
             conv = keras.layers.Conv1D(d, kernel_size, name=f"conv_{i}", **options)
             x = keras.layers.Add(name=f"residual_{i}")([x, conv(x)])
         return keras.Model(inputs, x, name="cnn")
-    raise ValueError(f"kind={kind!r} is not supported; choose one of {GRADIENT_KINDS}")
+    raise UserInputError(f"kind={kind!r} is not supported; choose one of {GRADIENT_KINDS}")
 
 
 def gradient_norms(
@@ -78,7 +79,7 @@ def gradient_norms(
     """
     _check(length=length, seeds=seeds, batch=batch)
     if kind not in GRADIENT_KINDS:
-        raise ValueError(f"kind={kind!r} is not supported; choose one of {GRADIENT_KINDS}")
+        raise UserInputError(f"kind={kind!r} is not supported; choose one of {GRADIENT_KINDS}")
     total = np.zeros(length)
     for seed in range(seeds):
         keras.utils.set_random_seed(seed)

@@ -19,6 +19,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_transformer.analysis.complexity import _check
+from keras_transformer.errors import UserInputError
 
 LONG_RANGE_MODELS: tuple[str, ...] = ("transformer", "rnn", "rnn_attention", "cnn")
 """Models `recall_accuracy` trains: Transformer, LSTM seq2seq without / with attention, CNN."""
@@ -72,7 +73,7 @@ def build_recall_model(
         return build_cnn_seq2seq(
             vocab_size, vocab_size, filters=d_model, num_layers=num_layers, max_length=max_length
         )
-    raise ValueError(f"name={name!r} is not a known model; choose one of {LONG_RANGE_MODELS}")
+    raise UserInputError(f"name={name!r} is not a known model; choose one of {LONG_RANGE_MODELS}")
 
 
 @dataclass
@@ -147,7 +148,7 @@ def recall_data(
     tokenizer = data.WordPieceTokenizer.learn([s for s, _ in task.train], vocab_size + 20)
     longest = task.info["length"][1] + 2  # [START] symbols [END]
     if max_length is not None and max_length < longest:
-        raise ValueError(
+        raise UserInputError(
             f"max_length={max_length} is shorter than the longest framed source at "
             f"distance={distance} ({longest}); use max_length >= {longest} or None"
         )
@@ -447,18 +448,20 @@ def long_range_experiment(
     """
     for name in models:
         if name not in LONG_RANGE_MODELS:
-            raise ValueError(
+            raise UserInputError(
                 f"models contains {name!r}, not a known model; choose from {LONG_RANGE_MODELS}"
             )
     if seeds is not None and "seed" in kwargs:
-        raise ValueError(f"pass seeds={list(seeds)} or seed={kwargs['seed']}, not both")
+        raise UserInputError(f"pass seeds={list(seeds)} or seed={kwargs['seed']}, not both")
     seeds = [int(s) for s in (seeds if seeds is not None else [kwargs.pop("seed", 0)])]
     if not seeds:
-        raise ValueError("seeds=[] is empty; give at least one seed, e.g. seeds=[0]")
+        raise UserInputError("seeds=[] is empty; give at least one seed, e.g. seeds=[0]")
     known = {"num_train", "num_test", "batch_size", "vocab_size", "epochs", "d_model"}
     known |= {"num_layers", "num_heads", "learning_rate", "run_eagerly"}
     if unknown := sorted(set(kwargs) - known):
-        raise ValueError(f"unknown options {unknown}; long_range_experiment takes {sorted(known)}")
+        raise UserInputError(
+            f"unknown options {unknown}; long_range_experiment takes {sorted(known)}"
+        )
     chance = 1.0 / kwargs.get("vocab_size", 10)
     runs: dict[str, list[list[dict[str, Any]]]] = {name: [] for name in models}
     data_keys = ("num_train", "num_test", "batch_size", "vocab_size")

@@ -15,6 +15,7 @@ import tensorflow as tf
 
 from keras_transformer._validation import check_positive_int
 from keras_transformer.analysis.complexity import _RECURRENT_LAYERS, apply_layer, reference_layer
+from keras_transformer.errors import UserInputError
 
 _PRODUCT_OPS = ("MatMul", "BatchMatMulV2", "BatchMatMul", "BatchMatMulV3", "Conv2D")
 
@@ -165,7 +166,7 @@ def count_recurrent_steps(
     check_positive_int("length", length)
     check_positive_int("d", d)
     if cell not in _RECURRENT_LAYERS:
-        raise ValueError(f"cell={cell!r} must be one of {tuple(_RECURRENT_LAYERS)}")
+        raise UserInputError(f"cell={cell!r} must be one of {tuple(_RECURRENT_LAYERS)}")
     counting = _CountingCell(getattr(keras.layers, _RECURRENT_LAYERS[cell] + "Cell")(d))
     layer = keras.layers.RNN(counting, return_sequences=True)
     x = tf.zeros((1, length, d))
@@ -213,5 +214,5 @@ def growth_exponent(lengths: list[int], values: list[float]) -> float:
     """
     x, y = (np.log(np.asarray(v, dtype="float64")) for v in (lengths, values))
     if len(x) < 2:
-        raise ValueError(f"lengths={lengths} needs at least two lengths to fit a slope")
+        raise UserInputError(f"lengths={lengths} needs at least two lengths to fit a slope")
     return float(np.polyfit(x, y, 1)[0])

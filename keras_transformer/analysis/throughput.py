@@ -38,6 +38,7 @@ import tensorflow as tf
 from keras_transformer import training as training_module
 from keras_transformer._validation import check_choice
 from keras_transformer.choices import BENCHMARK_MODELS, BENCHMARK_SIZES, PRECISION_NAMES
+from keras_transformer.errors import UserInputError
 from keras_transformer.layers import PaddingMask, PositionalEmbedding
 from keras_transformer.models import build_transformer
 
@@ -456,9 +457,9 @@ def benchmark_training(
     cfg = dict(BENCHMARK_SIZES[size]) if isinstance(size, str) else dict(size)
     variants = [tuple(v) for v in variants]
     if not variants:
-        raise ValueError("variants is empty; pass at least one (model, jit_compile, precision)")
+        raise UserInputError("variants is empty; pass at least one (model, jit_compile, precision)")
     if len(set(variants)) != len(variants):
-        raise ValueError(f"variants={variants!r} has duplicates")
+        raise UserInputError(f"variants={variants!r} has duplicates")
     if "keras_hub" in {v[0] for v in variants} and not keras_hub_available():
         raise ImportError("the keras_hub peer needs KerasHub: pip install keras-hub")
     inputs, labels = _tensors(cfg)

@@ -13,6 +13,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_transformer.analysis.complexity import _check, apply_layer, reference_layer
+from keras_transformer.errors import UserInputError
 
 
 def time_step(
@@ -47,7 +48,7 @@ def time_step(
     """
     _check(length=length, d=d, batch=batch, repeats=repeats)
     if statistic not in ("median", "min"):
-        raise ValueError(f"statistic={statistic!r} is not supported; choose 'median' or 'min'")
+        raise UserInputError(f"statistic={statistic!r} is not supported; choose 'median' or 'min'")
     layer = reference_layer(kind, d, kernel_size, num_heads)
     x = tf.constant(np.random.default_rng(seed).standard_normal((batch, length, d)), tf.float32)
     apply_layer(layer, x)  # build

@@ -62,13 +62,14 @@ def register(sub) -> None:
 def _pretrain_default(name: str) -> str:
     from keras_transformer.training.pretrain_config import PretrainConfig
 
+    if name in PretrainConfig.SIZES:  # the sizes a pre-training run leaves unset
+        return str(PretrainConfig.SIZES[name])
     return dataclass_default(PretrainConfig, name)
 
 
 def _pretrain(args) -> int:
     from keras_transformer.commands.train import run_command
-    from keras_transformer.training.pretrain_config import PretrainConfig
-    from keras_transformer.training.pretraining import pretrain
+    from keras_transformer.training.pretraining import PretrainConfig, pretrain
 
     keys = ("validation_masked_accuracy", "train_seconds", "parameters")
     metrics = run_command(PretrainConfig, pretrain, args, "finetune_task", keys)

@@ -15,6 +15,8 @@ import importlib.resources
 import json
 import pathlib
 
+from keras_transformer.errors import UserInputError
+
 EXERCISE_TAG = "exercise"
 CHECKER_TAG = "checker"
 
@@ -38,7 +40,7 @@ def student_version(source: str) -> str:
     try:
         tree = ast.parse(source)
     except SyntaxError as error:
-        raise ValueError(f"exercise cell is not valid Python ({error}); fix the cell") from None
+        raise UserInputError(f"exercise cell is not valid Python ({error}); fix the cell") from None
     functions = []
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -48,7 +50,7 @@ def student_version(source: str) -> str:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     functions.append((item, f"{node.name}.{item.name}"))
     if not functions:
-        raise ValueError("exercise cell defines no function or class; tag only cells that do")
+        raise UserInputError("exercise cell defines no function or class; tag only cells that do")
     lines = source.splitlines()
     for node, name in sorted(functions, key=lambda pair: -pair[0].lineno):
         body = node.body
@@ -119,7 +121,7 @@ def write_student_notebooks(
                 try:
                     stub = student_version("".join(cell["source"]))
                 except ValueError as error:
-                    raise ValueError(f"{path.name}: {error}") from None
+                    raise UserInputError(f"{path.name}: {error}") from None
                 cell["source"] = stub.splitlines(keepends=True)
                 changed += 1
         if changed:

@@ -9,7 +9,8 @@
   length-bucketed batches for `model.fit` and `encode_source` frames source
   strings for inference; one module per kind of batch (translation, prefix,
   classification, contrastive, masked language model).
-- `sizing.py`: a corpus's statistics.
+
+A corpus's statistics and the sizes they choose are `training.planning`'s (the one sizing module).
 
 This module re-exports the public names; each lives in the module named below.
 """

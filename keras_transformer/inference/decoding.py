@@ -28,8 +28,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
-DECODING_FILE = "decoding.json"
-"""Where a run keeps its chosen search (`save_decoding`, `load_decoding`)."""
+from keras_transformer.runs import DECODING_FILE  # where a run keeps its chosen search
 
 CHOICE_PAIRS = 500
 """Validation pairs the candidates are scored on: enough that a point of BLEU is not noise

@@ -6,6 +6,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from keras_transformer.errors import UserInputError
 from keras_transformer.inference.incremental import IncrementalDecoder
 from keras_transformer.inference.search import continue_tokens
 from keras_transformer.inference.translator import PrefixTranslator
@@ -89,18 +90,18 @@ def generate(
             "every prompt needs at least one token (e.g. [START]); found an empty row."
         )
     if not _is_number(temperature) or temperature <= 0:
-        raise ValueError(
+        raise UserInputError(
             f"temperature must be a number > 0 (1 keeps the model's distribution); "
             f"received temperature={temperature!r}."
         )
     vocab_size = int(model.outputs[0].shape[-1])
     if not (top_k is None or (_is_number(top_k, (int, np.integer)) and 1 <= top_k <= vocab_size)):
-        raise ValueError(
+        raise UserInputError(
             f"top_k must be an integer in [1, vocab_size={vocab_size}] or None (no "
             f"top-k filter); received top_k={top_k!r}."
         )
     if top_p is not None and not (_is_number(top_p) and 0 < top_p <= 1):
-        raise ValueError(
+        raise UserInputError(
             f"top_p must be a number in (0, 1] or None (no nucleus filter); received "
             f"top_p={top_p!r}."
         )

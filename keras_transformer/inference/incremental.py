@@ -5,6 +5,7 @@ import keras
 import tensorflow as tf
 
 from keras_transformer._validation import is_int
+from keras_transformer.errors import UserInputError
 from keras_transformer.layers import PositionalEmbedding
 
 
@@ -42,13 +43,13 @@ class IncrementalDecoder:
         static_shapes: bool = False,
     ):
         if not is_int(max_length) or max_length < 2:
-            raise ValueError(
+            raise UserInputError(
                 f"max_length must be an integer >= 2 ([START] and one generated "
                 f"token); received max_length={max_length!r}."
             )
         self.max_length = max_length = int(max_length)
         if (limit := position_limit(model)) is not None and max_length > limit:
-            raise ValueError(
+            raise UserInputError(
                 f"max_length={max_length} exceeds the model's position table of "
                 f"{limit} positions (the max_length it was built with); pass "
                 f"max_length <= {limit}."

@@ -9,6 +9,7 @@ import numpy as np
 
 from keras_transformer.data import WordPieceTokenizer
 from keras_transformer.data.batching.framing import encode_source
+from keras_transformer.errors import UserInputError
 from keras_transformer.layers.sequence_pooling import SequencePooling
 
 
@@ -43,11 +44,11 @@ class SentenceEncoder:
         batch_size: int = 256,
     ) -> None:
         if pooling not in SequencePooling.MODES:
-            raise ValueError(
+            raise UserInputError(
                 f"pooling must be one of {SequencePooling.MODES}; received pooling={pooling!r}."
             )
         if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 3:
-            raise ValueError(
+            raise UserInputError(
                 f"max_length={max_length!r} must be an int >= 3 ([START], a token, [END])."
             )
         self.encoder, self.tokenizer, self.pooling = encoder, tokenizer, pooling
@@ -58,7 +59,7 @@ class SentenceEncoder:
         """Unit-length float32 vectors `(len(texts), d_model)` (`(1, d_model)` for one string)."""
         texts = [texts] if isinstance(texts, str) else list(texts)
         if not texts:
-            raise ValueError("texts is empty; pass at least one string to embed.")
+            raise UserInputError("texts is empty; pass at least one string to embed.")
         chunks = []
         for begin in range(0, len(texts), self.batch_size):
             batch = texts[begin : begin + self.batch_size]
@@ -97,7 +98,7 @@ def retrieval_accuracy(
     1.0
     """
     if len(queries) != len(targets):
-        raise ValueError(
+        raise UserInputError(
             f"queries and targets must pair up; received {len(queries)} queries and "
             f"{len(targets)} targets."
         )
@@ -116,7 +117,7 @@ def load_sentence_encoder(run_dir: str) -> SentenceEncoder:
     with open(paths[0]) as handle:
         config = json.load(handle)
     if config.get("architecture") != "dual-encoder":
-        raise ValueError(f"{run_dir} is not a dual-encoder run (config.json architecture).")
+        raise UserInputError(f"{run_dir} is not a dual-encoder run (config.json architecture).")
     encoder = keras.models.load_model(paths[1], safe_mode=True).get_layer("sentence_encoder")
     tokenizer = WordPieceTokenizer.load(os.path.join(run_dir, "tokenizers", "joint"))
     pooling, max_length = config.get("pooling", "mean"), config["max_length"]

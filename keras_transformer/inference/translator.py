@@ -12,7 +12,7 @@ import tensorflow as tf
 from keras_transformer._validation import is_int
 from keras_transformer.choices import JIT_COMPILE
 from keras_transformer.data import WordPieceTokenizer, encode_source
-from keras_transformer.errors import OldWeightsLayoutError
+from keras_transformer.errors import OldWeightsLayoutError, UserInputError
 from keras_transformer.inference.decoding import GREEDY, Decoding, load_decoding
 from keras_transformer.inference.incremental import IncrementalDecoder, position_limit
 from keras_transformer.inference.search import beam_search, greedy_search
@@ -44,7 +44,7 @@ if not any(isinstance(f, _OneTracePerTranslator) for f in tf.get_logger().filter
 def check_beam_size(beam_size) -> int:
     """Return `beam_size` if it is an integer >= 1, else raise `ValueError`."""
     if not is_int(beam_size) or beam_size < 1:
-        raise ValueError(
+        raise UserInputError(
             f"beam_size must be an integer >= 1 (1 = greedy search); received "
             f"beam_size={beam_size!r}."
         )
@@ -73,7 +73,7 @@ def resolve_jit_compile(jit_compile: bool | str = "auto", use_cache: bool = True
     if isinstance(jit_compile, bool):
         return jit_compile
     if jit_compile not in JIT_COMPILE:
-        raise ValueError(
+        raise UserInputError(
             f"jit_compile must be True, False, 'auto', 'on' or 'off'; received "
             f"jit_compile={jit_compile!r}."
         )
@@ -131,7 +131,7 @@ class Translator(tf.Module):
     ):
         super().__init__(name="translator")
         if not is_int(max_length) or max_length < 3:
-            raise ValueError(
+            raise UserInputError(
                 f"max_length must be an integer >= 3 ([START], one token, [END]); "
                 f"received max_length={max_length!r}. Omit it to use the run's "
                 f"max_length."
@@ -164,7 +164,7 @@ class Translator(tf.Module):
         except OldWeightsLayoutError as error:  # saved by an older version: say which, once
             raise OldWeightsLayoutError(f"{files['model']}: {error}") from None
         except Exception as error:  # corrupted or foreign file: say which and why
-            raise ValueError(
+            raise UserInputError(
                 f"could not load {files['model']}: {type(error).__name__}: "
                 f"{str(error).splitlines()[0] if str(error) else ''}. Re-run training "
                 f"or restore the file."
@@ -349,7 +349,7 @@ class PrefixTranslator(Translator):
     def _make_decoder(self, static_shapes: bool = False) -> _PrefixDecoder:
         limit, positions = position_limit(self.model), 2 * self.max_length - 1
         if limit is not None and positions > limit:
-            raise ValueError(
+            raise UserInputError(
                 f"max_length={self.max_length} needs {positions} positions (prompt "
                 f"and continuation) but the model's position table has {limit}; pass "
                 f"max_length <= {(limit + 1) // 2}."

@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from keras_transformer.errors import UserInputError
+
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
 class InBatchSimilarity(keras.layers.Layer):
@@ -27,7 +29,7 @@ class InBatchSimilarity(keras.layers.Layer):
     def __init__(self, temperature: float = 0.05, **kwargs):
         super().__init__(**kwargs)
         if not temperature > 0:
-            raise ValueError(f"temperature must be > 0; received temperature={temperature}.")
+            raise UserInputError(f"temperature must be > 0; received temperature={temperature}.")
         self.temperature = temperature
 
     def call(self, inputs):

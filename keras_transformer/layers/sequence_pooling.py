@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from keras_transformer.errors import UserInputError
+
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
 class SequencePooling(keras.layers.Layer):
@@ -31,7 +33,7 @@ class SequencePooling(keras.layers.Layer):
     def __init__(self, mode: str = "cls", **kwargs):
         super().__init__(**kwargs)
         if mode not in self.MODES:
-            raise ValueError(f"mode must be one of {self.MODES}; received mode={mode!r}.")
+            raise UserInputError(f"mode must be one of {self.MODES}; received mode={mode!r}.")
         self.mode = mode
 
     def call(self, inputs, padding_mask=None):

@@ -3,6 +3,7 @@
 import keras
 
 from keras_transformer._validation import check_positive_int, check_rate
+from keras_transformer.errors import UserInputError
 from keras_transformer.layers import ApplyPaddingMask, PaddingMask, PositionalEmbedding
 from keras_transformer.models._stacks import token_input
 
@@ -11,7 +12,7 @@ _CELLS = {"lstm": keras.layers.LSTM, "gru": keras.layers.GRU}
 
 def _check_args(attention, args: dict, names) -> None:
     if attention not in ("luong", "bahdanau", None):
-        raise ValueError(
+        raise UserInputError(
             f"attention={attention!r} is not supported; use 'luong' "
             "(keras.layers.Attention, dot-product score), 'bahdanau' "
             "(keras.layers.AdditiveAttention) or None (no attention)."
@@ -81,7 +82,7 @@ def build_rnn_seq2seq(
         Sutskever et al., 2014; Bahdanau et al., 2015; Luong et al., 2015.
     """
     if cell not in _CELLS:
-        raise ValueError(f"cell={cell!r} is not supported; use 'lstm' or 'gru'.")
+        raise UserInputError(f"cell={cell!r} is not supported; use 'lstm' or 'gru'.")
     embedding_dim = units if embedding_dim is None else embedding_dim
     _check_args(attention, locals(), ("units", "num_layers", "embedding_dim"))
     check_rate("dropout", dropout)

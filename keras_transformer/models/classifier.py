@@ -3,6 +3,7 @@
 import keras
 
 from keras_transformer._validation import check_positive_int
+from keras_transformer.errors import UserInputError
 from keras_transformer.layers.sequence_pooling import SequencePooling
 from keras_transformer.models._stacks import embed, embedding, encoder_stack, outputs, token_input
 from keras_transformer.models.config import TransformerConfig
@@ -38,7 +39,7 @@ def build_classifier(
     """
     check_positive_int("num_classes", num_classes)
     if pooling not in SequencePooling.MODES:
-        raise ValueError(
+        raise UserInputError(
             f"pooling must be one of {SequencePooling.MODES}; received pooling={pooling!r}."
         )
     cfg = TransformerConfig.resolve(config, sizes)

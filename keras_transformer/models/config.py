@@ -30,7 +30,7 @@ class TransformerConfig:
     >>> TransformerConfig(d_model=130)
     Traceback (most recent call last):
     ...
-    ValueError: d_model=130 must be divisible by num_heads=4 (each head gets d_model / num_heads dimensions); use d_model=128 or 132, or num_heads=2, 5 or 10, or pass key_dim explicitly.
+    keras_transformer.errors.UserInputError: d_model=130 must be divisible by num_heads=4 (each head gets d_model / num_heads dimensions); use d_model=128 or 132, or num_heads=2, 5 or 10, or pass key_dim explicitly.
     """
 
     num_layers: int = 2

@@ -2,6 +2,8 @@
 
 import keras
 
+from keras_transformer.errors import UserInputError
+
 
 def transfer_weights(source: keras.Model, target: keras.Model) -> list[str]:
     """Copies weights from `source` into same-named layers of `target` (an encoder; heads stay new).
@@ -31,7 +33,7 @@ def transfer_weights(source: keras.Model, target: keras.Model) -> list[str]:
         expected = [tuple(w.shape) for w in layer.weights]
         received = [tuple(w.shape) for w in weights]
         if expected != received:
-            raise ValueError(
+            raise UserInputError(
                 f"layer {layer.name!r} has weights of shapes {received} in {source.name!r} "
                 f"but {expected} in {target.name!r}; build both models with the same sizes "
                 "(vocab_size, d_model, num_heads, dff, max_length)."
@@ -39,7 +41,7 @@ def transfer_weights(source: keras.Model, target: keras.Model) -> list[str]:
         layer.set_weights(weights)
         copied.append(layer.name)
     if not copied:
-        raise ValueError(
+        raise UserInputError(
             f"{source.name!r} and {target.name!r} share no layer with weights; transfer_weights "
             "matches layers by name (e.g. 'encoder_layer_0')."
         )

@@ -2,6 +2,7 @@
 
 import keras
 
+from keras_transformer.errors import UserInputError
 from keras_transformer.models import _stacks as stacks
 from keras_transformer.models.config import TransformerConfig
 
@@ -46,7 +47,7 @@ def build_transformer(
     """
     cfg = TransformerConfig.resolve(config, sizes)
     if share_embeddings and source_vocab_size != target_vocab_size:
-        raise ValueError(
+        raise UserInputError(
             "share_embeddings=True needs one vocabulary, but received "
             f"source_vocab_size={source_vocab_size} and target_vocab_size={target_vocab_size}. "
             "Build a joint vocabulary for both languages or pass share_embeddings=False."

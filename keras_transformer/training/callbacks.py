@@ -18,6 +18,7 @@ from keras_transformer._validation import (
     check_positive_int,
     parse_duration,
 )
+from keras_transformer.runs import RunDirectory
 from keras_transformer.training import rundir
 from keras_transformer.training.schedule import BudgetSchedule
 
@@ -200,7 +201,7 @@ class RunAccounting(keras.callbacks.Callback):
     def __init__(self, run_dir: str, clock=None):
         super().__init__()
         self.clock = clock
-        self.run_dir, saved = run_dir, rundir.read_state(run_dir)
+        self.run_dir, saved = run_dir, RunDirectory(run_dir).state()
         self._prior = float(saved.get("train_seconds", 0.0))
         self.epochs_run = int(saved.get("epochs_run", 0))
         self.train_seconds, self.stopped_on_nan, self._start = self._prior, False, None
@@ -232,8 +233,7 @@ class RunAccounting(keras.callbacks.Callback):
             self.train_seconds = self._prior + time.perf_counter() - self._start
         if self.clock is not None:
             extra.setdefault("wall_seconds", round(self.clock.used(), 3))
-        rundir.update_state(
-            self.run_dir,
+        RunDirectory(self.run_dir).update_state(
             epochs_run=self.epochs_run,
             stopped_on_nan=self.stopped_on_nan,
             train_seconds=round(self.train_seconds, 3),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 
@@ -24,13 +25,14 @@ from keras_transformer.choices import (
     TRANSLATING_ARCHITECTURES,
     TRANSLATION_TASKS,
 )
+from keras_transformer.errors import UserInputError
 from keras_transformer.models.config import TransformerConfig
 
 
 def model_config(config, **overrides) -> TransformerConfig:
     """The `TransformerConfig` of a run config's size fields (`ValueError` naming a bad one)."""
     if isinstance(config.max_length, int) and config.max_length < 4:
-        raise ValueError(
+        raise UserInputError(
             f"max_length={config.max_length} is too short: it counts [START] and [END]; use >= 4."
         )
     sizes = {**vars(config), **overrides}
@@ -67,30 +69,30 @@ def check_architecture(architecture: str, task: str) -> None:
     >>> check_architecture("encoder", "numbers")
     Traceback (most recent call last):
     ...
-    ValueError: architecture='encoder' cannot train task='numbers': an encoder alone does not generate text; use --architecture encoder-decoder or decoder-only, or an encoder task: ['it-referent', 'imdb', 'reviews']
+    keras_transformer.errors.UserInputError: architecture='encoder' cannot train task='numbers': an encoder alone does not generate text; use --architecture encoder-decoder or decoder-only, or an encoder task: ['it-referent', 'imdb', 'reviews']
     """
     if architecture not in ARCHITECTURES:
-        raise ValueError(
+        raise UserInputError(
             f"architecture={architecture!r} is not known; choose one of {list(ARCHITECTURES)}."
         )
     if architecture == "encoder" and task not in TOKEN_TASKS + SEQUENCE_TASKS:
-        raise ValueError(
+        raise UserInputError(
             f"architecture='encoder' cannot train task={task!r}: an encoder alone does not "
             "generate text; use --architecture encoder-decoder or decoder-only, or an encoder "
             f"task: {list(TOKEN_TASKS + SEQUENCE_TASKS)}"
         )
     if architecture == "encoder-decoder" and task in TOKEN_TASKS + SEQUENCE_TASKS:
-        raise ValueError(
+        raise UserInputError(
             f"task={task!r} is a classification task; train it with --architecture encoder"
             + (" or decoder-only." if task in TOKEN_TASKS else ".")
         )
     if architecture == "dual-encoder" and task not in TRANSLATION_TASKS:
-        raise ValueError(
+        raise UserInputError(
             f"architecture='dual-encoder' learns sentence vectors from pairs that mean the "
             f"same; task={task!r} is not a pair task. Use one of {list(TRANSLATION_TASKS)}."
         )
     if architecture == "decoder-only" and task in SEQUENCE_TASKS:
-        raise ValueError(
+        raise UserInputError(
             f"task={task!r} is a sequence-classification task; train it with --architecture "
             "encoder."
         )
@@ -161,7 +163,7 @@ class TrainConfig:
             self.dropout = 0.0 if self.task in GENERATED_TASKS else 0.1
         if self.warmup_steps is None and not self.planned_schedule:
             self.warmup_steps = 1000  # the paper's schedule (--learning-rate given: unused)
-        from keras_transformer.training.distribute import check_strategy_options  # TensorFlow
+        from keras_transformer.training.devices import check_strategy_options  # TensorFlow
 
         check_strategy_options(self.strategy, self.cpu_devices)
         check_architecture(self.architecture, self.task)
@@ -177,7 +179,7 @@ class TrainConfig:
             check_number("learning_rate", self.learning_rate, 0.0, open_minimum=True, hint=hint)
         fine_tunes = self.architecture == "encoder" and self.task in SEQUENCE_TASKS
         if self.init_from is not None and not (fine_tunes or continues):
-            raise ValueError(
+            raise UserInputError(
                 "--init-from RUN_DIR continues a translation run (--architecture "
                 "encoder-decoder or decoder-only) or fine-tunes a pre-trained encoder "
                 "(--architecture encoder --task reviews or imdb); received --architecture "
@@ -191,7 +193,7 @@ class TrainConfig:
         if self.architecture != "encoder-decoder" and (
             self.strategy != "none" or self.mixed_precision not in (None, "auto")
         ):
-            raise ValueError(
+            raise UserInputError(
                 f"--architecture {self.architecture} runs on one device in float32; drop "
                 f"--strategy {self.strategy} / --mixed-precision {self.mixed_precision}."
             )
@@ -201,6 +203,10 @@ class TrainConfig:
             if 0 < self.num_heads <= self.d_model:
                 # both given, the rest from the data
                 check_divisible(self.d_model, self.num_heads, flags=True)
+
+    def settings(self) -> dict:
+        """The fields `config.json` records and a resumed run must match (`runs.RunDirectory`)."""
+        return dataclasses.asdict(self)
 
     @property
     def planned_schedule(self) -> bool:
@@ -246,7 +252,7 @@ class TrainConfig:
             options.update(source_lang=self.source_lang, target_lang=self.target_lang)
         if self.task == "tsv":
             if not self.data:
-                raise ValueError("task 'tsv' needs --data PATH to a tab-separated file.")
+                raise UserInputError("task 'tsv' needs --data PATH to a tab-separated file.")
             options.update(
                 path=self.data, validation_path=self.validation_data, test_path=self.test_data
             )
@@ -258,21 +264,21 @@ class TrainConfig:
             ):
                 if value:
                     flag = flag.replace("_", "-")
-                    raise ValueError(
+                    raise UserInputError(
                         f"--{flag} is only read by --task tsv; task {self.task!r} ignores it."
                     )
         if "on_error" in accepted:
             options["on_error"] = "skip" if self.skip_malformed else "raise"
         if self.columns is not None:
             if "columns" not in accepted:
-                raise ValueError(
+                raise UserInputError(
                     f"--columns is read by --task tsv and spa_eng; task {self.task!r} ignores it."
                 )
             options["columns"] = self.columns
         for name in ("num_train", "num_validation", "num_test"):
             if getattr(self, name) is not None:
                 if name not in accepted:
-                    raise ValueError(
+                    raise UserInputError(
                         f"task {self.task!r} has no option {name}; drop --{name.replace('_', '-')}."
                     )
                 options[name] = getattr(self, name)

@@ -5,6 +5,8 @@ import logging
 import numpy as np
 import tensorflow as tf
 
+from keras_transformer.errors import UserInputError
+
 logger = logging.getLogger(__name__)
 
 
@@ -62,7 +64,7 @@ def with_known_length(dataset: tf.data.Dataset) -> tuple[tf.data.Dataset, int]:
 def check_full_batch(filled: bool, config, why: str = "") -> None:
     """`ValueError` unless the training pairs fill a batch (incomplete ones are dropped)."""
     if not filled:
-        raise ValueError(
+        raise UserInputError(
             f"the training pairs fill no complete batch of --batch-size {config.batch_size}"
             f"{why}; lower --batch-size or raise --num-train."
         )

@@ -12,6 +12,8 @@ import sys
 
 import keras
 
+from keras_transformer.errors import UserInputError
+from keras_transformer.runs import RunDirectory
 from keras_transformer.training import callbacks as run_callbacks
 from keras_transformer.training import rundir
 from keras_transformer.training.losses import MaskedAccuracy, MaskedSequenceAccuracy
@@ -57,8 +59,9 @@ class FitResult:
 def compile_model(
     model: keras.Model, config, jit_compile: bool, *, learning_rate=None, loss=None, metrics=None
 ) -> keras.optimizers.Optimizer:
-    """Compiles `model` with Adam on the paper's schedule or at `learning_rate` (else
-    `config.learning_rate`) and, unless given, the masked loss and accuracies; returns Adam."""
+    """Compiles `model` with the paper's Adam at `learning_rate` (a rate or a schedule: `train`
+    decides it, `run.learning_rate`), else at `config.learning_rate`, else on the paper's
+    schedule; unless given, with the masked loss and accuracies. Returns Adam."""
     rate = learning_rate or getattr(config, "learning_rate", None)
     optimizer = paper_adam(rate) if rate else make_optimizer(config.d_model, config.warmup_steps)
     loss = loss or MaskedLoss(label_smoothing=config.label_smoothing)
@@ -119,7 +122,8 @@ def fit_run(
     """
     best = os.path.join(run_dir, "checkpoints", "best.weights.h5")
     os.makedirs(os.path.dirname(best), exist_ok=True)
-    state = rundir.read_state(run_dir)
+    run = RunDirectory(run_dir)
+    state = run.state()
     if state.get("fit_finished") and os.path.exists(best):
         # Interrupted after fitting (evaluation, plots): the fit is not run again.
         model.load_weights(best)
@@ -163,11 +167,11 @@ def fit_run(
         accounting.save()
         raise
     steps = int(keras.ops.convert_to_numpy(model.optimizer.iterations))
-    rundir.update_state(run_dir, steps=steps)
+    run.update_state(steps=steps)
     losses = history.history.get("loss", [])
     if diverged := any(not math.isfinite(v) for v in losses) or accounting.stopped_on_nan:
         if not os.path.exists(best):
-            raise ValueError(
+            raise UserInputError(
                 "training diverged (NaN loss) before any checkpoint was saved; lower the "
                 "learning rate (raise --warmup-steps) or try --mixed-precision none."
             )

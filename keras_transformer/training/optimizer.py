@@ -4,6 +4,7 @@ from typing import Any
 
 import keras
 
+from keras_transformer.errors import UserInputError
 from keras_transformer.training.schedule import TransformerSchedule
 
 __all__ = ["make_optimizer", "paper_adam"]
@@ -32,7 +33,7 @@ def make_optimizer(
         Vaswani et al., "Attention Is All You Need", NeurIPS 2017, section 5.3.
     """
     if "learning_rate" in adam_kwargs:
-        raise ValueError(
+        raise UserInputError(
             f"learning_rate={adam_kwargs['learning_rate']!r} cannot be passed to "
             "make_optimizer: the rate comes from TransformerSchedule(d_model, "
             "warmup_steps, scale). Change d_model, warmup_steps or scale instead, or "
@@ -54,6 +55,8 @@ def paper_adam(learning_rate: Any, **adam_kwargs: Any) -> keras.optimizers.Adam:
     (0.0003, 0.98)
     """
     if isinstance(learning_rate, (int, float)) and not learning_rate > 0:
-        raise ValueError(f"learning_rate must be > 0; received learning_rate={learning_rate!r}.")
+        raise UserInputError(
+            f"learning_rate must be > 0; received learning_rate={learning_rate!r}."
+        )
     options = {"beta_1": 0.9, "beta_2": 0.98, "epsilon": 1e-9, **adam_kwargs}
     return keras.optimizers.Adam(learning_rate=learning_rate, **options)

@@ -1,16 +1,29 @@
-"""The plan of a training run sized from its corpus: model rung, schedule, epochs and steps.
+"""Sizing a training run, in one place: what the corpus is (`corpus_stats`), the vocabulary and
+length it needs, and the plan of the run (model rung, schedule, epochs and steps).
 
-Pure functions (no TensorFlow). `plan_training(stats, budget_seconds=...)` turns the corpus
-measurements of `data.sizing.corpus_stats` into a `TrainingPlan`; `plan_schedule` gives the
-warm-up, peak and length of a `BudgetSchedule`. Both return values: the caller
-(`training.run.train`) applies them to its config. The measurements behind the constants are in
-docs/performance.md ("Sizing a run from its corpus").
+Pure functions (no TensorFlow). `corpus_stats(pairs)` measures a parallel corpus;
+`plan_training(stats, budget_seconds=...)` turns it into a `TrainingPlan`; `plan_schedule` gives
+the warm-up, peak and length of a `BudgetSchedule`; `resolve_sizes` applies the sizes a run
+leaves unset (from `--init-from`, then the plan) to its config, the one place `train` takes
+sizes from before its recipe measures the tokenized pairs (`max_length_from_tokens`). The
+measurements behind the constants are in docs/performance.md ("Sizing a run from its corpus").
+
+**Vocabulary** (`choose_vocab_size`): a WordPiece vocabulary for each side, of
+`8000 * sqrt(words / 700_000)` pieces (`words` counts both sides), rounded to 500 and kept in
+[1000, 32000]: smaller vocabularies for less data (Sennrich & Zhang, 2019). The plan then caps it
+by what the model can afford (`training.planning.plan_vocab_size`).
+
+**Length** (`max_length_from_tokens`): once the vocabularies are learnt, the measured pieces
+of the training pairs decide: the smallest length, rounded up to 8 and kept in [16, 256], that
+frames both sides (`[START]`/`[END]` included) of all but `MAX_TRUNCATED` (1 %) of the pairs.
+Before that (a plan, or a run without tokenizers), `choose_max_length` estimates it from words:
+the 99th percentile of words per sentence on the longer side, times `PIECES_PER_WORD`, plus 2.
 
 **Model** (`choose_model`): the largest rung of `MODEL_SIZES` whose budget still buys at least
 `MIN_EPOCHS` passes over the data at the pace of `TARGET_TOKENS_PER_CPU_SECOND`, and which has
 at most `PARAMS_PER_TOKEN` parameters per training target token; the smallest otherwise.
 
-**Vocabulary** (`plan_vocab_size`): the corpus's size (`data.sizing.choose_vocab_size`), at most
+**Vocabulary** (`plan_vocab_size`): the corpus's size (`choose_vocab_size`), at most
 the rung's `vocab_cap`: the size at which the output projection costs as many multiply-adds per
 target token as all the layers below it. On 95k Anki pairs and ten CPU minutes, 2 x 64 layers with
 4,000 pieces scored 7 BLEU above the same layers with 10,500 (docs/performance.md).
@@ -25,7 +38,6 @@ one, enough epochs for about `TARGET_STEPS` updates, at least 3 and at most 30.
 
 Example:
 
->>> from keras_transformer.data.sizing import corpus_stats
 >>> pairs = [("a small house", "ein kleines Haus"), ("the house", "das Haus")] * 50
 >>> plan = plan_training(corpus_stats(pairs), budget_seconds=600)
 >>> plan.vocab_size, plan.d_model, plan.warmup_steps >= 10
@@ -34,20 +46,163 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import math
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from keras_transformer._validation import check_int, check_number
 from keras_transformer.choices import DATA_SIZED_TASKS
-from keras_transformer.data.sizing import (
-    CorpusStats,
-    check_stats,
-    choose_max_length,
-    choose_vocab_size,
-    target_tokens,
-)
+from keras_transformer.errors import UserInputError
 from keras_transformer.models.parameters import transformer_parameters
 from keras_transformer.training.config import BUDGET_EPOCHS
+
+logger = logging.getLogger(__name__)
+
+PIECES_PER_WORD = 1.5
+"""WordPiece pieces per word assumed when sizing lengths and paces (docs/performance.md)."""
+
+
+MAX_TRUNCATED = 0.01
+"""`max_length_from_tokens` truncates at most this share of the training pairs."""
+
+
+class CorpusStats(NamedTuple):
+    """Measurements of a parallel corpus (words split on whitespace)."""
+
+    num_pairs: int
+    source_words: int
+    target_words: int
+    source_chars: int
+    target_chars: int
+    source_types: int
+    target_types: int
+    mean_source_words: float
+    mean_target_words: float
+    p99_source_words: int
+    p99_target_words: int
+
+
+def _percentile(values: list[int], q: float) -> int:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(math.ceil(q * len(ordered))) - 1)]
+
+
+def corpus_stats(pairs: Sequence[tuple[str, str]]) -> CorpusStats:
+    """Counts pairs, words, characters and distinct words, and sentence lengths in words.
+
+    Args:
+        pairs: `(source, target)` strings, e.g. a task's training split.
+
+    Returns:
+        A `CorpusStats`.
+    """
+    pairs = list(pairs)
+    if not pairs:
+        raise UserInputError(
+            "pairs is empty; pass the training pairs (source, target) of the corpus"
+        )
+    for index, pair in enumerate(pairs):
+        if (
+            not isinstance(pair, tuple | list)
+            or len(pair) != 2
+            or not all(isinstance(side, str) for side in pair)
+        ):
+            raise TypeError(
+                f"pairs[{index}]={pair!r} is not a (source, target) pair of str; "
+                "pass a list of 2-tuples of str"
+            )
+    source_lengths, target_lengths = [], []
+    source_types, target_types = set(), set()
+    source_chars = target_chars = 0
+    for source, target in pairs:
+        source_words, target_words = source.split(), target.split()
+        source_lengths.append(len(source_words))
+        target_lengths.append(len(target_words))
+        source_types.update(source_words)
+        target_types.update(target_words)
+        source_chars += len(source)
+        target_chars += len(target)
+    n = len(pairs)
+    return CorpusStats(
+        num_pairs=n,
+        source_words=sum(source_lengths),
+        target_words=sum(target_lengths),
+        source_chars=source_chars,
+        target_chars=target_chars,
+        source_types=len(source_types),
+        target_types=len(target_types),
+        mean_source_words=round(sum(source_lengths) / n, 2),
+        mean_target_words=round(sum(target_lengths) / n, 2),
+        p99_source_words=_percentile(source_lengths, 0.99),
+        p99_target_words=_percentile(target_lengths, 0.99),
+    )
+
+
+def check_stats(stats: CorpusStats) -> CorpusStats:
+    """`stats` if it is a `CorpusStats`, else `TypeError`."""
+    if not isinstance(stats, CorpusStats):
+        raise TypeError(f"stats={stats!r} must be a CorpusStats; get one from corpus_stats(pairs)")
+    return stats
+
+
+def choose_vocab_size(stats: CorpusStats) -> int:
+    """Vocabulary size the data asks for: `8000 * sqrt(words / 700k)`, rounded to 500, in
+    [1000, 32000] (the plan caps it by the model: `training.planning.plan_vocab_size`).
+
+    >>> choose_vocab_size(corpus_stats([("a b", "c d")] * 175_000))  # 700k words
+    8000
+    """
+    words = check_stats(stats).source_words + stats.target_words
+    size = 8000 * math.sqrt(words / 700_000)
+    return int(min(32000, max(1000, 500 * round(size / 500))))
+
+
+def choose_max_length(stats: CorpusStats) -> int:
+    """Tokens per framed sequence: 1.5 pieces per word at the 99th percentile, + 2, to 8s."""
+    words = max(check_stats(stats).p99_source_words, stats.p99_target_words)
+    length = math.ceil(words * PIECES_PER_WORD) + 2
+    return int(min(256, max(16, 8 * math.ceil(length / 8))))
+
+
+def target_tokens(stats: CorpusStats) -> float:
+    """Target tokens of the corpus: 1.5 pieces per word, plus one `[END]` per pair."""
+    return stats.target_words * PIECES_PER_WORD + stats.num_pairs  # + [END]
+
+
+def max_length_from_tokens(
+    source_lengths: Sequence[int],
+    target_lengths: Sequence[int],
+    *,
+    max_truncated: float = MAX_TRUNCATED,
+) -> int:
+    """Tokens per framed sequence so that at most `max_truncated` of the pairs are cut.
+
+    Args:
+        source_lengths: pieces of each training source (without `[START]`/`[END]`).
+        target_lengths: pieces of each training target, in the same order.
+        max_truncated: share of pairs (source or target too long) allowed to be cut.
+
+    Returns:
+        A multiple of 8 in [16, 256] (the cap may cut more pairs).
+
+    >>> max_length_from_tokens([3] * 99 + [40], [20] * 99 + [5])  # one pair in 100 is cut
+    24
+    >>> max_length_from_tokens([3] * 98 + [40] * 2, [5] * 100)
+    48
+    """
+    if len(source_lengths) != len(target_lengths) or not len(source_lengths):
+        raise ValueError(
+            f"source_lengths ({len(source_lengths)}) and target_lengths ({len(target_lengths)}) "
+            "must be non-empty and of one length: the pieces of each training pair"
+        )
+    framed = sorted(
+        max(int(s), int(t)) + 2 for s, t in zip(source_lengths, target_lengths, strict=True)
+    )
+    kept = math.ceil((1 - max_truncated) * len(framed) - 1e-9)  # pairs that must fit
+    needed = framed[max(kept, 1) - 1]
+    return int(min(256, max(16, 8 * math.ceil(needed / 8))))
 
 
 class ModelSize(NamedTuple):
@@ -152,8 +307,7 @@ def vocab_cap(size: ModelSize) -> int:
 def plan_vocab_size(stats: CorpusStats, size: ModelSize) -> int:
     """The corpus's vocabulary size (`choose_vocab_size`), at most the rung's `vocab_cap`.
 
-    >>> from keras_transformer.data.sizing import corpus_stats
-    >>> stats = corpus_stats([(f"w{i} x", f"v{i} y") for i in range(60_000)])  # 240k words
+        >>> stats = corpus_stats([(f"w{i} x", f"v{i} y") for i in range(60_000)])  # 240k words
     >>> choose_vocab_size(stats), plan_vocab_size(stats, MODEL_SIZES[0])
     (4500, 3500)
     """
@@ -257,7 +411,7 @@ def plan_training(
     """All sizes for a training run on this corpus (see the module docstring for the rules).
 
     Args:
-        stats: from `data.sizing.corpus_stats(train_pairs)`.
+        stats: from `corpus_stats(train_pairs)`.
         budget_seconds: training time (process CPU seconds, or wall seconds on
             a machine of its own); `None` to size by the data alone.
         batch_size: sentence pairs per batch.
@@ -325,3 +479,30 @@ def plan_schedule(config, steps_per_epoch: int, tokens_per_batch: float) -> Sche
     steps = max(steps, 1)
     warmup = choose_warmup(steps) if config.warmup_steps is None else config.warmup_steps
     return SchedulePlan(peak_learning_rate(config.d_model, rung_of(config)), warmup, steps)
+
+
+MEASURED_LENGTH = ("translation", "prefix")
+"""Recipes that choose `max_length` from their tokenized training pairs (`recipes.fit_length`)."""
+
+
+def resolve_sizes(config, task, init, recipe: str) -> tuple:
+    """`(config, sized)`: `config` with the sizes it leaves unset, and those sizes.
+
+    Taken, in order, from the translation run `--init-from` continues (`init.config`: its
+    sizes; `init_from.load_run` checked the given ones against it), then from the corpus
+    (`plan_training` on `corpus_stats` of the training pairs, for a config `sized_by_data`).
+    A recipe of `MEASURED_LENGTH` chooses `max_length` from its tokenized pairs instead.
+    The caller's config is left as it was."""
+    sized = {}
+    if init is not None and recipe in MEASURED_LENGTH:  # continue a translator
+        config = dataclasses.replace(config, **init.inherited_sizes(config))
+    if config.sized_by_data:
+        stats, budget = corpus_stats(task.train), config.time_budget
+        plan = plan_training(stats, budget_seconds=budget, batch_size=config.batch_size)
+        sized = config.unset_sizes(plan)
+        if recipe in MEASURED_LENGTH:  # chosen from the learnt pieces instead
+            sized.pop("max_length", None)
+        chosen_text = ", ".join(f"{name} {value}" for name, value in sized.items())
+        logger.info("sized from the %d training pairs: %s", len(task.train), chosen_text)
+        config = dataclasses.replace(config, **sized)
+    return config, sized

@@ -1,48 +1,78 @@
-"""What a pre-training run is asked to do: `PretrainConfig`."""
+"""What a pre-training run is asked to do: `PretrainConfig`, a `TrainConfig` with a corpus."""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar
 
 from keras_transformer._validation import check_number, check_positive_int
 from keras_transformer.choices import SEQUENCE_TASKS
-from keras_transformer.models.config import TransformerConfig
-from keras_transformer.training.config import model_config
+from keras_transformer.errors import UserInputError
+from keras_transformer.training.config import TrainConfig, model_config
 
 OBJECTIVE = "masked-lm"
 """`config.json["objective"]` of a pre-training run directory."""
 
 
 @dataclass
-class PretrainConfig:
-    """Settings of a pre-training run; the defaults pre-train on the generated reviews."""
+class PretrainConfig(TrainConfig):
+    """Settings of a pre-training run; the defaults pre-train on the generated reviews.
 
+    A `TrainConfig` (its sizes, recipe and run fields; the unset sizes are `SIZES`, a small
+    encoder) that `train` runs with the masked-LM recipe, plus the corpus, the masking and the
+    fine-tuning comparison below. The translation fields (`task`, `strategy`, `time_budget`, ...)
+    are not used and not written to `config.json` (`settings`)."""
+
+    SIZES: ClassVar[dict[str, Any]] = dict(
+        epochs=24,
+        max_length=32,
+        num_layers=2,
+        d_model=64,
+        num_heads=4,
+        dff=128,
+        dropout=0.1,
+        vocab_size=2000,
+        warmup_steps=400,
+    )
+    """The sizes of a run that leaves them unset."""
+
+    SETTINGS: ClassVar[tuple[str, ...]] = (
+        "corpus",
+        "num_sentences",
+        "validation_fraction",
+        *SIZES,
+        "batch_size",
+        "mask_rate",
+        "early_stopping_patience",
+        "finetune_task",
+        "finetune_epochs",
+        "finetune_batch_size",
+        "finetune_learning_rate",
+        "out",
+        "seed",
+        "overwrite",
+        "label_smoothing",
+        "architecture",
+    )
+    """The fields of `config.json` and of the settings a resumed run must match."""
+
+    architecture: str = "encoder"  # what is pre-trained (and what a fine-tuned classifier takes)
+    label_smoothing: float = 0.0
+    mixed_precision: str | None = None  # float32, as pre-training always ran
     corpus: str = "reviews"
     num_sentences: int = 10_000
     validation_fraction: float = 0.05
-    epochs: int = 24
-    batch_size: int = 64
-    max_length: int = 32
-    num_layers: int = 2
-    d_model: int = 64
-    num_heads: int = 4
-    dff: int = 128
-    dropout: float = 0.1
-    vocab_size: int = 2000
-    warmup_steps: int = 400
     mask_rate: float = 0.15
-    early_stopping_patience: int = 4
     finetune_task: str | None = "auto"
     finetune_epochs: int = 30
     finetune_batch_size: int = 32
     finetune_learning_rate: float = 1e-3
-    out: str | None = None
-    seed: int = 0
-    overwrite: bool = False
-    label_smoothing: float = 0.0
 
     def __post_init__(self):
+        for name, value in self.SIZES.items():
+            if getattr(self, name) is None:
+                setattr(self, name, value)
         positive = ("num_sentences", "epochs", "batch_size", "vocab_size", "warmup_steps")
         for name in (*positive, "finetune_epochs", "finetune_batch_size"):
             check_positive_int(name, getattr(self, name))
@@ -55,11 +85,21 @@ class PretrainConfig:
         if self.finetune_task == "auto":
             self.finetune_task = "reviews" if self.corpus == "reviews" else None
         if self.finetune_task not in (None, *SEQUENCE_TASKS):
-            raise ValueError(
+            raise UserInputError(
                 f"finetune_task={self.finetune_task!r}: fine-tuning compares on a sequence "
                 f"classification task, one of {SEQUENCE_TASKS} (or none)."
             )
         model_config(self)  # the sizes are checked before any data work
+
+    def settings(self) -> dict[str, Any]:
+        """The fields of a pre-training run (`SETTINGS`), as `config.json` records them."""
+        fields = asdict(self)
+        return {name: fields[name] for name in self.SETTINGS}
+
+    @property
+    def planned_schedule(self) -> bool:
+        """Never: pre-training warms up over `warmup_steps` on the paper's schedule."""
+        return False
 
     @property
     def run_dir(self) -> str:
@@ -69,8 +109,3 @@ class PretrainConfig:
 
         name = self.corpus if self.corpus in GENERATED_CORPORA else "corpus"
         return os.path.join("runs", f"mlm_{name}")
-
-    @property
-    def model(self) -> TransformerConfig:
-        """The encoder sizes of this run (a fine-tuned classifier takes them too)."""
-        return model_config(self)

@@ -2,7 +2,8 @@
 
 `recipe_name(config)` picks one: `translation` (encoder-decoder), `prefix` (decoder-only on
 "source [SEP] target"), `it_referent` (`it-referent`, encoder or decoder-only), `sequence`
-(encoder classifier on `reviews` / `imdb`) or `dual_encoder`.
+(encoder classifier on `reviews` / `imdb`), `dual_encoder`, or `masked_lm` (pre-training an
+encoder, `PretrainConfig`). `load_data(config)` reads the examples every recipe takes.
 """
 
 import dataclasses
@@ -27,10 +28,12 @@ from keras_transformer.data.batching.classification import (
     it_token_arrays,
 )
 from keras_transformer.data.batching.contrastive import pair_dataset
+from keras_transformer.data.batching.masking import make_mlm_dataset
 from keras_transformer.data.batching.prefix import prefix_dataset
-from keras_transformer.data.sizing import max_length_from_tokens
 from keras_transformer.data.tasks import it_referent
+from keras_transformer.data.tasks.corpus import load_corpus, split_corpus
 from keras_transformer.data.text.normalize import normalize_text
+from keras_transformer.errors import UserInputError
 from keras_transformer.inference import SentenceEncoder, Translator, retrieval_accuracy
 from keras_transformer.inference.decoding import (
     BLEU_ORDER,
@@ -42,6 +45,7 @@ from keras_transformer.inference.decoding import (
 )
 from keras_transformer.inference.translator import PrefixTranslator
 from keras_transformer.models.config import TransformerConfig
+from keras_transformer.training.callbacks import set_stage
 from keras_transformer.training.datasets import (
     check_full_batch,
     report_truncated,
@@ -49,13 +53,16 @@ from keras_transformer.training.datasets import (
     warn_if_truncated,
     with_known_length,
 )
+from keras_transformer.training.fine_tuning import build_fine_tuned_classifier, compare_fine_tuning
 from keras_transformer.training.fitting import classifier_compile
+from keras_transformer.training.planning import max_length_from_tokens
+from keras_transformer.training.pretrain_config import OBJECTIVE, PretrainConfig
 from keras_transformer.visualization import attention_maps
 from keras_transformer.visualization.figures import plot_attention
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["RECIPES", "Recipe", "recipe_name"]
+__all__ = ["RECIPES", "Recipe", "load_data", "recipe_name"]
 
 
 @dataclasses.dataclass
@@ -499,13 +506,14 @@ def sequence(config, task: data.Task, init=None) -> Recipe:
     transferred = []
 
     def build():
-        model = models.build_classifier(
-            tokenizer.vocab_size, len(class_names), pooling="cls", config=sizes
+        model, copied = build_fine_tuned_classifier(
+            tokenizer.vocab_size,
+            len(class_names),
+            sizes,
+            pretrained=pretrained,
+            freeze_embeddings=config.freeze_embeddings,
         )
-        if pretrained is not None:
-            transferred.extend(models.transfer_weights(pretrained, model))
-        if config.freeze_embeddings:  # see pretraining.fine_tune: small labelled sets move them
-            model.get_layer("encoder_embedding").trainable = False
+        transferred.extend(copied)
         return model
 
     def evaluate(model, fit):
@@ -579,21 +587,121 @@ def dual_encoder(config, task: data.Task, init=None) -> Recipe:
     )
 
 
+def masked_lm(config: PretrainConfig, task: data.Task, init=None) -> Recipe:
+    """BERT's masked-language-model pre-training of an encoder (new masks every epoch, on the
+    texts of `task`, `load_data`'s corpus); the evaluation ends with the fine-tuning comparison
+    (`compare_fine_tuning`) on `config.finetune_task`."""
+    texts = {split: [text for text, _ in task.split(split)] for split in ("train", "validation")}
+    tokenizer = data.WordPieceTokenizer.learn(texts["train"], config.vocab_size)
+
+    def dataset(split):
+        return make_mlm_dataset(
+            texts[split],
+            tokenizer,
+            batch_size=config.batch_size,
+            max_length=config.max_length,
+            seed=config.seed,
+            shuffle=split == "train",
+            rate=config.mask_rate,
+        )
+
+    def evaluate(model, fit):
+        scores = model.evaluate(dataset("validation"), verbose=0, return_dict=True)
+        metrics = {
+            "objective": OBJECTIVE,
+            "validation_masked_loss": float(scores["loss"]),
+            "validation_masked_accuracy": float(scores["masked_accuracy"]),
+            "num_train_texts": len(texts["train"]),
+        }
+        if config.finetune_task is not None:
+            set_stage("while fine-tuning (pre-training is done)")
+            labelled = data.load_task(config.finetune_task, seed=config.seed)
+            logger.info(
+                "fine-tuning on %s (%d labelled training texts), from the pre-trained encoder "
+                "and from scratch",
+                labelled.name,
+                len(labelled.train),
+            )
+            metrics["fine_tuning"] = compare_fine_tuning(
+                model,
+                tokenizer,
+                labelled,
+                config.model,
+                epochs=config.finetune_epochs,
+                batch_size=config.finetune_batch_size,
+                learning_rate=config.finetune_learning_rate,
+                seed=config.seed,
+            )
+        return metrics
+
+    return Recipe(
+        build=lambda: models.build_masked_language_model(tokenizer.vocab_size, config=config.model),
+        train_ds=dataset("train"),
+        val_ds=dataset("validation"),
+        tokenizers={"source": tokenizer},
+        evaluate=evaluate,
+        config_extra={
+            "objective": OBJECTIVE,
+            "source_vocab_size": tokenizer.vocab_size,
+            "num_train_texts": len(texts["train"]),
+            "num_validation_texts": len(texts["validation"]),
+        },
+    )
+
+
 RECIPES: dict[str, Callable[..., Recipe]] = {
     "translation": translation,
     "prefix": prefix,
     "it_referent": it_referent_recipe,
     "sequence": sequence,
     "dual_encoder": dual_encoder,
+    "masked_lm": masked_lm,
 }
 """The recipe of each kind of run (`recipe_name(config)` picks one)."""
 
 
 def recipe_name(config) -> str:
-    """The `RECIPES` key of a `TrainConfig`."""
+    """The `RECIPES` key of a `TrainConfig` (a `PretrainConfig`: `masked_lm`)."""
+    if isinstance(config, PretrainConfig):
+        return "masked_lm"
     if config.task in TOKEN_TASKS:
         return "it_referent"
     if config.task in SEQUENCE_TASKS:
         return "sequence"
     names = {"encoder-decoder": "translation", "dual-encoder": "dual_encoder"}
     return names.get(config.architecture, "prefix")
+
+
+def load_data(config) -> data.Task:
+    """The examples of a run, read and checked before any file is written: the task's three
+    splits (none may be empty), or for pre-training the corpus split into training and
+    validation texts (`Task` pairs `(text, "")`, no test split)."""
+    if isinstance(config, PretrainConfig):
+        texts = load_corpus(config.corpus, num_sentences=config.num_sentences, seed=config.seed)
+        train, validation = split_corpus(texts, config.validation_fraction, config.seed)
+        logger.info(
+            "corpus %s: %d training, %d validation texts",
+            config.corpus,
+            len(train),
+            len(validation),
+        )
+        pairs = {
+            name: [(text, "") for text in part]
+            for name, part in (("train", train), ("validation", validation))
+        }
+        return data.Task(config.corpus, None, None, **pairs, test=[])
+    task = data.load_task(config.task, **config.task_options())
+    for split in ("train", "validation", "test"):
+        if not task.split(split):
+            raise UserInputError(
+                f"task {task.name!r} has an empty {split} split; every run needs "
+                f"training, validation and test examples (raise --num-{split})."
+            )
+    logger.info(
+        "task %s: %d train, %d validation, %d test examples",
+        task.name,
+        len(task.train),
+        len(task.validation),
+        len(task.test),
+    )
+    return task

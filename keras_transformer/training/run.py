@@ -1,4 +1,21 @@
-"""One training run, end to end: `train` runs the shared steps around an architecture's recipe."""
+"""One training run, end to end: `train` runs the shared stages around a recipe.
+
+Every run, whatever it trains (a translator, a classifier, a language model, a dual encoder, a
+pre-trained encoder: `recipes`), passes through the same stages, each decided once:
+
+1. open the run directory (`runs.RunDirectory`: may it be written, is a run to resume);
+2. devices (`devices.set_up_devices`: strategy, batch per replica, precision, XLA);
+3. data (`recipes.load_data`) and what `--init-from` names (`init_from.load_init`);
+4. sizes (`planning.resolve_sizes`: the run to continue, then the plan from the corpus);
+5. recipe (`recipes.RECIPES`: vocabularies, batches, model, loss, evaluation; the sizes it
+   measures on the tokenized data complete step 4);
+6. the run directory written (tokenizers, `state.json`);
+7. learning rate (`learning_rate`: the recipe's, `--learning-rate`, a planned
+   `BudgetSchedule` or the paper's schedule);
+8. build and compile (inside the strategy's scope), `config.json`;
+9. fit (`fitting.fit_run`; a `--time-budget` adds `TimeBudget`);
+10. evaluate and write (`model.keras`, `metrics.json` last, plots).
+"""
 
 import dataclasses
 import logging
@@ -8,25 +25,23 @@ import shutil
 
 import keras
 
-from keras_transformer import data
 from keras_transformer.choices import PRECISIONS
-from keras_transformer.data.sizing import PIECES_PER_WORD, corpus_stats
+from keras_transformer.errors import UserInputError
 from keras_transformer.inference.decoding import save_decoding
-from keras_transformer.training import distribute, init_from, planning, rundir
+from keras_transformer.runs import RunDirectory, requested_settings
+from keras_transformer.training import planning
 from keras_transformer.training.callbacks import TimeBudget, kill_point, set_stage
 from keras_transformer.training.config import BUDGET_EPOCHS, TrainConfig
-from keras_transformer.training.devices import resolve_precision, use_xla
+from keras_transformer.training.devices import prepare_for_strategy, set_up_devices, write_dir
 from keras_transformer.training.fitting import compile_model, fit_run
-from keras_transformer.training.pretraining import load_pretrained
-from keras_transformer.training.recipes import RECIPES, recipe_name
-from keras_transformer.training.rundir import plot_run_curves
-from keras_transformer.training.schedule import BudgetSchedule
+from keras_transformer.training.init_from import TranslationRun, load_init
+from keras_transformer.training.planning import PIECES_PER_WORD
+from keras_transformer.training.recipes import RECIPES, Recipe, load_data, recipe_name
+from keras_transformer.training.rundir import plot_run_curves, progress_logger
+from keras_transformer.training.schedule import BudgetSchedule, TransformerSchedule
 from keras_transformer.training.wallclock import FINISH_SECONDS, RunClock
 
 logger = logging.getLogger(__name__)
-
-MEASURED_LENGTH = ("translation", "prefix")
-"""Recipes that choose `max_length` from their tokenized training pairs (`recipes.fit_length`)."""
 
 __all__ = ["train"]
 
@@ -34,124 +49,106 @@ __all__ = ["train"]
 def train(config: TrainConfig, *, started: float | None = None) -> dict:
     """Run one training job and write its run directory; returns `metrics.json`.
 
-    Sizes and a warm-up left to the data are planned here (`training.planning`) and applied to
-    a copy of `config`: the caller's object is left as it was. The run directory is checked
-    first (`rundir.check_run_dir`: a file in the way, a finished run, an unfinished run with
-    other settings), before any data work; `--overwrite` clears it once the data is ready,
-    unless it holds an unfinished run with the same settings, which is resumed
-    (`rundir.overwrites`).
+    The stages are listed in the module docstring. Sizes left to the data are applied to a copy
+    of `config` (step 4): the caller's object is left as it was, and that copy is final from the
+    recipe on. The run directory is checked first (a file in the way, a finished run, an
+    unfinished run with other settings), before any data work; `--overwrite` clears it once the
+    data is ready, unless it holds an unfinished run with the same settings, which is resumed
+    (`RunDirectory.overwrites`).
 
     `config.time_budget` is the wall time of the whole job, counted from `started`
     (`time.time()`; the command line passes its process's start, else now) plus the seconds of
     the earlier parts of a resumed run: setup, training and evaluation (`_budget_callback`)."""
-    rundir.check_run_dir(config, config.run_dir)
-    clears = rundir.overwrites(config, config.run_dir)
-    earlier = {} if clears else rundir.read_state(config.run_dir)  # an unfinished run's totals
+    # 1. The run directory: may it be written, is there a run to resume (and its budget left)?
+    run = RunDirectory(config.run_dir)
+    run.check_writable(config)
+    clears = run.overwrites(config)
+    earlier = {} if clears else run.state()  # an unfinished run's totals
     clock = RunClock(
         config.time_budget, started=started, prior_seconds=earlier.get("wall_seconds", 0.0)
     )
-    counted = {"dir": None}  # the run directory whose state.json counts this process's seconds
-    if earlier:
-        counted["dir"] = config.run_dir
-        if config.time_budget is not None and clock.left() <= 0:
-            raise ValueError(
-                f"the unfinished run in {config.run_dir} has used its whole --time-budget "
-                f"{_duration(config.time_budget)} ({clock.prior_seconds:.0f} s over "
-                f"{earlier.get('parts', 1)} part(s)); rerun with a larger --time-budget and "
-                "--overwrite."
-            )
+    if earlier and config.time_budget is not None and clock.left() <= 0:
+        raise UserInputError(
+            f"the unfinished run in {config.run_dir} has used its whole --time-budget "
+            f"{_duration(config.time_budget)} ({clock.prior_seconds:.0f} s over "
+            f"{earlier.get('parts', 1)} part(s)); rerun with a larger --time-budget and "
+            "--overwrite."
+        )
+    counted = [run if earlier else None]  # the run directory whose state.json counts our seconds
     try:
-        return _train(config, clock, clears, earlier, counted)
+        return _train(config, run, clock, clears, earlier, counted)
     except BaseException:  # interrupted or failed: this process's seconds still count
-        if counted["dir"] is not None and os.path.isdir(counted["dir"]):
-            rundir.update_state(counted["dir"], wall_seconds=round(clock.used(), 3))
+        if counted[0] is not None and os.path.isdir(counted[0].path):
+            counted[0].update_state(wall_seconds=round(clock.used(), 3))
         raise
 
 
-def _train(config: TrainConfig, clock: RunClock, clears: bool, earlier: dict, counted) -> dict:
-    requested = rundir.requested_settings(config)
+def _train(
+    config: TrainConfig, run: RunDirectory, clock: RunClock, clears: bool, earlier: dict, counted
+) -> dict:
+    requested = requested_settings(config)  # before sizes are planned: what a resume must match
+    # 2. Devices.
     set_stage("while setting up the devices")
-    # First TensorFlow call: logical devices and collectives are fixed at start-up.
-    strategy = distribute.make_strategy(config.strategy, config.cpu_devices)
-    per_replica = distribute.check_global_batch(config.batch_size, strategy)
-    replicas = strategy.num_replicas_in_sync
-    logger.info("devices: %s; %s", _devices_text(), _batch_text(config, replicas, per_replica))
-    # The data (and a pre-trained encoder) are read and checked before any file is made;
-    # the chief writes the run directory, other workers a temporary one.
+    devices = set_up_devices(config)  # first TensorFlow call: devices are fixed at start-up
+    # 3. Data, and what --init-from names: read and checked before any file is made.
     set_stage("while loading the data")
     kill_point("loading_data")  # test hook (callbacks.kill_point): no-op unless set
-    task = data.load_task(config.task, **config.task_options())
-    rundir.check_splits(task)
-    init, init_record = None, {}
-    if config.init_from and recipe_name(config) in MEASURED_LENGTH:  # continue a translator
-        init = init_from.load_run(config)
-        config = dataclasses.replace(config, **init_from.inherited_sizes(config, init))
-        init_record = {"init_from": init.record}
-    sized = size_from_data(config, task)
-    config = dataclasses.replace(config, **sized)  # the plan, applied in the open
-    if config.init_from and init is None:
-        init = load_pretrained(config.init_from)
+    task = load_data(config)
+    kind = recipe_name(config)
+    init = load_init(config, kind)
+    # 4. Sizes (the recipe completes them from its tokenized data).
+    config, sized = planning.resolve_sizes(config, task, init, kind)
     keras.utils.set_random_seed(config.seed)
-    precision = resolve_precision(config.mixed_precision)
-    keras.mixed_precision.set_global_policy(PRECISIONS[precision])
-    xla = use_xla(config.jit_compile)
-    logger.info("precision %s, XLA compilation %s", PRECISIONS[precision], "on" if xla else "off")
     logger.info(
-        "task %s: %d train, %d validation, %d test examples",
-        task.name,
-        len(task.train),
-        len(task.validation),
-        len(task.test),
+        "precision %s, XLA compilation %s",
+        PRECISIONS[devices.precision],
+        "on" if devices.xla else "off",
     )
-    # The recipe learns the vocabularies and batches in memory: bad settings fail before any file.
+    # 5. Recipe: vocabularies and batches in memory, so bad settings fail before any file.
     set_stage("while learning the vocabularies")
-    recipe = RECIPES[recipe_name(config)](config, task, init)
+    recipe = RECIPES[kind](config, task, init)
     if recipe.sizes:  # max_length from the measured pieces, the vocabulary size learnt
         logger.info("sized from the tokenized training pairs: %s", recipe.sizes)
         config, sized = dataclasses.replace(config, **recipe.sizes), {**sized, **recipe.sizes}
     pieces = ", ".join(f"{name} {tok.vocab_size}" for name, tok in recipe.tokenizers.items())
     logger.info("vocabularies (WordPiece pieces): %s", pieces)
+    # 6. The run directory written: the chief writes it, other workers a temporary one.
     if clears:
-        rundir.clear_run(config.run_dir)
-    run_dir = rundir.make_run_dir(distribute.write_dir(config.run_dir, strategy))
-    counted["dir"] = run_dir
+        run.clear()
+    written = RunDirectory(write_dir(config.run_dir, devices.strategy)).make()
+    counted[0] = written
     parts = int(earlier.get("parts", 1)) + 1 if earlier else 1
     if earlier:
-        _log_resume(config, run_dir, earlier, clock)
+        _log_resume(config, written.path, earlier, clock)
     else:
-        logger.info("run directory %s", run_dir)
-    rundir.update_state(run_dir, settings=requested, parts=parts)
+        logger.info("run directory %s", written.path)
+    written.update_state(settings=requested, parts=parts)
     for name, tokenizer in recipe.tokenizers.items():
-        tokenizer.save(os.path.join(run_dir, "tokenizers", name))
-    schedule, callbacks = None, []
-    if config.planned_schedule and recipe.learning_rate is None:
-        pace = _pace_inputs(config, task, recipe.train_ds, recipe.config_extra)
-        # A budget's steps are planned for what is left of it after setup and evaluation.
-        planned = config
-        if config.time_budget is not None:
-            left = max(1.0, clock.left() - FINISH_SECONDS)
-            planned = dataclasses.replace(config, time_budget=left)
-        plan = planning.plan_schedule(planned, *pace)
-        config = dataclasses.replace(config, warmup_steps=plan.warmup_steps)  # to config.json
-        schedule = BudgetSchedule(*plan)
+        tokenizer.save(written.file("tokenizers", name))
+    # 7. Learning rate.
+    rate = learning_rate(config, task, recipe, clock)
+    schedule = rate if isinstance(rate, BudgetSchedule) else None  # a budget reshapes it
+    # 8. Build and compile; config.json.
     set_stage("while building the model")
     kill_point("building_model")
-    with strategy.scope():  # variables mirrored on every replica
+    with devices.strategy.scope():  # variables mirrored on every replica
         model = recipe.build()
         compile_model(
             model,
             config,
-            xla,
+            devices.xla,
             loss=recipe.loss,
             metrics=recipe.metrics,
-            learning_rate=recipe.learning_rate or schedule,
+            learning_rate=rate,
         )
-    distribute.prepare_for_strategy(model, recipe.train_ds.element_spec)
-    budget = None
+    prepare_for_strategy(model, recipe.train_ds.element_spec)
+    budget, callbacks = None, []
     if config.time_budget is not None:  # one line per epoch: time used and left, not "Epoch 3/1000"
         set_stage("while timing the evaluation (for the time budget)")
         epoch_seconds = _epoch_seconds(config, task, recipe)
-        budget = _budget_callback(config, clock, recipe, model, schedule, epoch_seconds)
+        budget = _budget_callback(
+            config, clock, recipe, model, schedule, epoch_seconds, earlier.get("fit_finished")
+        )
         callbacks.append(budget)
     limit = (
         f"for {budget.training_seconds():.0f} s of the {config.time_budget:g} s budget"
@@ -159,12 +156,13 @@ def _train(config: TrainConfig, clock: RunClock, clears: bool, earlier: dict, co
         else f"for up to {config.epochs} epochs"
     )
     logger.info("model: %s parameters; training %s", f"{model.count_params():,}", limit)
-    rundir.write_config(
+    planned = {} if schedule is None else {"warmup_steps": schedule.warmup_steps}
+    written.write_config(
         config,
-        run_dir,
-        jit_compile_resolved=xla,
-        mixed_precision_resolved=precision,
-        num_replicas=replicas,
+        **planned,  # the warm-up the plan chose (config.json)
+        jit_compile_resolved=devices.xla,
+        mixed_precision_resolved=devices.precision,
+        num_replicas=devices.replicas,
         # The task's own labels: --source-lang/--target-lang apply to --task numbers only.
         source_lang=task.source_lang,
         target_lang=task.target_lang,
@@ -172,14 +170,15 @@ def _train(config: TrainConfig, clock: RunClock, clears: bool, earlier: dict, co
         planned_steps=None if schedule is None else schedule.total_steps,
         **recipe.config_extra,
         **_budget_epochs(config),
-        **init_record,
+        **({"init_from": init.record} if isinstance(init, TranslationRun) else {}),
     )
+    # 9. Fit.
     setup_seconds = clock.elapsed()
     fit = fit_run(
         model,
         recipe.train_ds,
         recipe.val_ds,
-        run_dir=run_dir,
+        run_dir=written.path,
         epochs=config.epochs,
         early_stopping_patience=config.early_stopping_patience,
         callbacks=callbacks,
@@ -188,9 +187,10 @@ def _train(config: TrainConfig, clock: RunClock, clears: bool, earlier: dict, co
     )
     if budget is not None:
         _report_budget_end(config, budget, fit, setup_seconds, epoch_seconds, clock.prior_seconds)
+    # 10. Evaluate and write: model.keras, plots, metrics.json last.
     evaluation_started = clock.elapsed()
     set_stage("while saving and evaluating the model (training is done)")
-    model.save(os.path.join(run_dir, "model.keras"))
+    model.save(written.file("model.keras"))
     kill_point("before_plots")  # test hook (callbacks.kill_point): no-op unless set
     logger.info("training done (%d epochs in all); evaluating on the test split", fit.epochs_run)
     metrics = {
@@ -200,11 +200,11 @@ def _train(config: TrainConfig, clock: RunClock, clears: bool, earlier: dict, co
         "num_test": len(task.test),
     }
     if (metrics.get("decoding") or {}).get("chosen_on"):  # what `translate` searches with
-        save_decoding(run_dir, metrics["decoding"])
+        save_decoding(written.path, metrics["decoding"])
     set_stage("while drawing the plots (training is done)")
-    plot_run_curves(run_dir, config, fit.steps, schedule=recipe.learning_rate or schedule)
+    plot_run_curves(written.path, config, fit.steps, schedule=rate)
     if recipe.plot is not None:
-        recipe.plot(model, os.path.join(run_dir, "plots"))
+        recipe.plot(model, written.file("plots"))
     metrics.update(
         setup_seconds=round(setup_seconds, 2),
         evaluation_seconds=round(clock.elapsed() - evaluation_started, 2),
@@ -216,14 +216,33 @@ def _train(config: TrainConfig, clock: RunClock, clears: bool, earlier: dict, co
         metrics["stopped_by_time_budget"] = budget is not None and budget.stopped
     # metrics.json marks a finished run: written last, so a run stopped before it is resumed.
     kill_point("before_metrics")
-    rundir.write_json(os.path.join(run_dir, "metrics.json"), metrics)
-    rundir.finish_run(run_dir)
+    written.write_json("metrics.json", metrics)
+    written.finish()
     logger.info("wrote %s", os.path.join(config.run_dir, "metrics.json"))
     set_stage("done")
     keras.mixed_precision.set_global_policy("float32")
-    if run_dir != config.run_dir:  # a non-chief worker: its files were only a copy
-        shutil.rmtree(run_dir, ignore_errors=True)
+    if written.path != config.run_dir:  # a non-chief worker: its files were only a copy
+        shutil.rmtree(written.path, ignore_errors=True)
     return metrics
+
+
+def learning_rate(config: TrainConfig, task, recipe: Recipe, clock: RunClock):
+    """The run's learning rate, decided here once: the recipe's constant rate (the dual
+    encoder's), else `--learning-rate`, else a `BudgetSchedule` planned for the run's steps
+    (`config.planned_schedule`: `planning.plan_schedule`; a budget's steps are planned for what
+    is left of it after setup and evaluation), else the paper's `TransformerSchedule`."""
+    if recipe.learning_rate is not None:
+        return recipe.learning_rate
+    if config.learning_rate is not None:
+        return config.learning_rate
+    if not config.planned_schedule:
+        return TransformerSchedule(config.d_model, config.warmup_steps)
+    pace = _pace_inputs(config, task, recipe.train_ds, recipe.config_extra)
+    planned = config
+    if config.time_budget is not None:
+        left = max(1.0, clock.left() - FINISH_SECONDS)
+        planned = dataclasses.replace(config, time_budget=left)
+    return BudgetSchedule(*planning.plan_schedule(planned, *pace))
 
 
 def _log_resume(config: TrainConfig, run_dir: str, earlier: dict, clock: RunClock) -> None:
@@ -241,11 +260,17 @@ def _log_resume(config: TrainConfig, run_dir: str, earlier: dict, clock: RunCloc
             " (--overwrite replaces a finished run or one started with other settings; "
             f"delete {run_dir} to start this one again)"
         )
-    rundir.progress_logger.info("%s", text)
+    progress_logger.info("%s", text)
 
 
 def _budget_callback(
-    config: TrainConfig, clock: RunClock, recipe, model, schedule, epoch_seconds: float | None
+    config: TrainConfig,
+    clock: RunClock,
+    recipe,
+    model,
+    schedule,
+    epoch_seconds: float | None,
+    fit_finished: bool = False,
 ) -> TimeBudget:
     """The `TimeBudget` of a run whose `--time-budget` is the whole command's wall time.
 
@@ -255,13 +280,11 @@ def _budget_callback(
     pass after the stop) and the test batches, timed by `TimeBudget` itself.
 
     Raises:
-        ValueError: the budget is spent before training could start, naming what took it and
-            the budget to ask for instead.
+        UserInputError: the budget is spent before training could start, naming what took it
+            and the budget to ask for instead.
     """
     decoding = 0.0
-    if recipe.prepare_evaluation is not None and not rundir.read_state(config.run_dir).get(
-        "fit_finished"
-    ):
+    if recipe.prepare_evaluation is not None and not fit_finished:  # else the fit is not rerun
         decoding = recipe.prepare_evaluation(model)
     validation_batches = int(recipe.val_ds.cardinality())
     budget = TimeBudget(
@@ -277,7 +300,7 @@ def _budget_callback(
         earlier = f" and earlier parts of the run {clock.prior_seconds:.0f} s" * bool(
             clock.prior_seconds
         )
-        raise ValueError(
+        raise UserInputError(
             f"--time-budget {_duration(config.time_budget)} was used up before training could "
             f"start: setup took {_seconds(setup)}{earlier}, and evaluating needs about "
             f"{_seconds(budget.reserve_seconds)}; rerun with --time-budget "
@@ -317,7 +340,7 @@ def _report_budget_end(
             _suggested(prior_seconds + setup_seconds, epoch_seconds, kept),
         )
     elif budget.stopped and config.epochs != BUDGET_EPOCHS:
-        rundir.progress_logger.info(
+        progress_logger.info(
             "training stopped after epoch %d of %d: the %s time budget was spent",
             fit.epochs_run,
             config.epochs,
@@ -380,33 +403,6 @@ def _budget_epochs(config: TrainConfig) -> dict:
 def _recorded(sized: dict, config: TrainConfig) -> dict:
     """The sizes chosen from the data, without a budget run's epoch cap."""
     return {k: v for k, v in sized.items() if k != "epochs" or not _budget_epochs(config)}
-
-
-def _devices_text() -> str:
-    import tensorflow as tf
-
-    gpus = tf.config.list_physical_devices("GPU")
-    return f"{len(gpus)} GPU(s)" if gpus else "CPU only (no GPU found)"
-
-
-def _batch_text(config: TrainConfig, replicas: int, per_replica: int) -> str:
-    if replicas == 1:
-        return f"batch size {config.batch_size}"
-    return f"global batch {config.batch_size} = {replicas} replicas x {per_replica}"
-
-
-def size_from_data(config: TrainConfig, task) -> dict:
-    """The sizes `config` leaves to the data, planned from the corpus (`planning.plan_training`)."""
-    if not config.sized_by_data:
-        return {}
-    stats, budget = corpus_stats(task.train), config.time_budget
-    plan = planning.plan_training(stats, budget_seconds=budget, batch_size=config.batch_size)
-    chosen = config.unset_sizes(plan)
-    if recipe_name(config) in MEASURED_LENGTH:  # chosen from the learnt pieces instead
-        chosen.pop("max_length", None)
-    chosen_text = ", ".join(f"{name} {value}" for name, value in chosen.items())
-    logger.info("sized from the %d training pairs: %s", len(task.train), chosen_text)
-    return chosen
 
 
 def _pace_inputs(config: TrainConfig, task, train_ds, extra: dict) -> tuple[int, float]:

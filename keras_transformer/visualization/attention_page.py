@@ -29,6 +29,8 @@ import pathlib
 
 import numpy as np
 
+from keras_transformer.errors import UserInputError
+
 KINDS = ("encoder self", "decoder self", "cross")
 
 
@@ -353,7 +355,7 @@ def _model_sizes(model) -> tuple:
 
 def _check_text(text) -> None:
     if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"text must be a non-empty sentence; received text={text!r}")
+        raise UserInputError(f"text must be a non-empty sentence; received text={text!r}")
 
 
 def translation_attention(run_dir, text: str) -> dict:
@@ -375,7 +377,7 @@ def translation_attention(run_dir, text: str) -> dict:
     _check_text(text)
     translator = run_dir if isinstance(run_dir, Translator) else Translator.from_run_dir(run_dir)
     if not isinstance(translator, Translator):
-        raise ValueError(
+        raise UserInputError(
             f"{run_dir} holds a decoder-only model; the attention page needs an "
             f"encoder-decoder run of 'keras-transformer train'"
         )
@@ -441,7 +443,7 @@ def encoder_attention(model, tokenizer, text: str) -> dict:
     _check_text(text)
     names = {layer.name for layer in getattr(model, "layers", [])}
     if not {"encoder_embedding", "encoder_layer_0"} <= names:
-        raise ValueError(
+        raise UserInputError(
             f"model {getattr(model, 'name', model)!r} has no encoder_embedding and "
             f"encoder_layer_0 layers; pass an encoder-only model (build_encoder, "
             f"build_classifier, build_masked_language_model or "
@@ -520,7 +522,7 @@ def explorer_page(source, text: str, *, tokenizer=None) -> str:
     elif isinstance(source, (str, os.PathLike)):
         found = run_attention(source, text)
     elif tokenizer is None:
-        raise ValueError(
+        raise UserInputError(
             f"source={getattr(source, 'name', source)!r}: pass a run directory, a "
             f"Translator, or an encoder model with tokenizer=its tokenizer"
         )
@@ -545,7 +547,9 @@ def inline_frame(page: str, *, height: int = 600) -> str:
     True
     """
     if not isinstance(height, int) or height <= 0:
-        raise ValueError(f"height must be a positive number of pixels; received height={height!r}")
+        raise UserInputError(
+            f"height must be a positive number of pixels; received height={height!r}"
+        )
     # In a <div>: IPython's HTML() warns "Consider using IPython.display.IFrame" at a bare iframe.
     return (
         f'<div class="kt-attention"><iframe srcdoc="{html.escape(page, quote=True)}" '
@@ -570,6 +574,8 @@ def write_attention_page(
     """
     path = pathlib.Path(path)
     if path.parent and not path.parent.is_dir():
-        raise ValueError(f"--out {path}: the folder {path.parent} does not exist; create it first")
+        raise UserInputError(
+            f"--out {path}: the folder {path.parent} does not exist; create it first"
+        )
     path.write_text(explorer_page(run_dir, text, tokenizer=tokenizer), encoding="utf-8")
     return path

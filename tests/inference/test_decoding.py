@@ -20,7 +20,7 @@ from keras_transformer.inference.decoding import (
     load_decoding,
     save_decoding,
 )
-from keras_transformer.training import rundir
+from keras_transformer.runs import RunDirectory
 from tests.helpers import TINY_SOURCES
 
 REFERENCES = [
@@ -89,7 +89,7 @@ def test_a_damaged_file_is_named_with_the_fix(tmp_path, content):
 
 def test_overwrite_deletes_the_chosen_search_with_the_run(tmp_path):
     save_decoding(tmp_path, {"beam_size": 4, "alpha": 1.0})
-    rundir.clear_run(str(tmp_path))
+    RunDirectory(str(tmp_path)).clear()
     assert not (tmp_path / DECODING_FILE).exists()
 
 

@@ -6,6 +6,7 @@ import pytest
 
 from keras_transformer.cli import main
 from keras_transformer.plots import read_history
+from tests.helpers import SMALL_MODEL_ARGS
 
 TINY = [
     "--task",
@@ -16,14 +17,7 @@ TINY = [
     "64",
     "--num-test",
     "16",
-    "--num-layers",
-    "1",
-    "--d-model",
-    "32",
-    "--num-heads",
-    "2",
-    "--dff",
-    "64",
+    *SMALL_MODEL_ARGS,
     "--batch-size",
     "32",
     "--jit-compile",

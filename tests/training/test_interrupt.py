@@ -12,7 +12,7 @@ import time
 import pytest
 
 from keras_transformer import cli
-from keras_transformer.training import rundir
+from keras_transformer.runs import RunDirectory, requested_settings
 from keras_transformer.training.config import TrainConfig
 from tests.helpers import TINY_MODEL_ARGS
 
@@ -127,7 +127,7 @@ def _unfinished_run(out, **settings) -> TrainConfig:
     """A run directory as an interruption leaves it: config.json and state.json, no metrics."""
     config = TrainConfig(out=str(out), **settings)
     out.mkdir(parents=True)
-    rundir.update_state(str(out), settings=rundir.requested_settings(config), epochs_run=1)
+    RunDirectory(str(out)).update_state(settings=requested_settings(config), epochs_run=1)
     (out / "config.json").write_text(json.dumps({"d_model": 16, "architecture": "encoder-decoder"}))
     (out / "backup").mkdir()
     return config
@@ -168,8 +168,8 @@ def test_changed_settings_are_refused_before_anything_is_written(tmp_path, monke
 def test_the_same_settings_are_no_change(tmp_path):
     out = tmp_path / "run"
     config = _unfinished_run(out, **_tiny_settings())
-    assert rundir.changed_settings(config, str(out)) == {}
-    rundir.check_run_dir(config, str(out))  # resumable: no error
+    assert RunDirectory(str(out)).changed_settings(config) == {}
+    RunDirectory(str(out)).check_writable(config)  # resumable: no error
 
 
 @pytest.mark.parametrize("command", ["translate", "export"])
@@ -282,12 +282,12 @@ def test_overwrite_on_an_unfinished_run_with_the_same_settings_resumes_it(tmp_pa
 def test_overwrite_clears_a_finished_run_or_other_settings_and_resumes_the_same(tmp_path):
     same = _unfinished_run(tmp_path / "same", **_tiny_settings())
     overwrite = TrainConfig(out=str(tmp_path / "same"), overwrite=True, **_tiny_settings())
-    assert not rundir.overwrites(overwrite, same.out)  # unfinished, same settings: resumed
+    assert not RunDirectory(same.out).overwrites(overwrite)  # unfinished, same settings: resumed
     other = TrainConfig(out=same.out, overwrite=True, **{**_tiny_settings(), "d_model": 32})
-    assert rundir.overwrites(other, same.out)  # other settings: started again
+    assert RunDirectory(same.out).overwrites(other)  # other settings: started again
     (tmp_path / "same" / "metrics.json").write_text("{}")
-    assert rundir.overwrites(overwrite, same.out)  # a finished run: replaced
-    assert not rundir.overwrites(same, same.out)  # no --overwrite: nothing is cleared
+    assert RunDirectory(same.out).overwrites(overwrite)  # a finished run: replaced
+    assert not RunDirectory(same.out).overwrites(same)  # no --overwrite: nothing is cleared
 
 
 def test_data_paths_compare_as_resolved_paths_on_resume(tmp_path, monkeypatch):
@@ -298,17 +298,17 @@ def test_data_paths_compare_as_resolved_paths_on_resume(tmp_path, monkeypatch):
     config = _unfinished_run(tmp_path / "run", task="tsv", data="data/pairs.txt", **sizes)
     for spelling in ("./data/pairs.txt", str(tmp_path / "data" / "pairs.txt"), "data//pairs.txt"):
         again = TrainConfig(out=config.out, task="tsv", data=spelling, **sizes)
-        assert rundir.changed_settings(again, config.out) == {}, spelling
-        rundir.check_run_dir(again, config.out)  # resumable: no error
+        assert RunDirectory(config.out).changed_settings(again) == {}, spelling
+        RunDirectory(config.out).check_writable(again)  # resumable: no error
     elsewhere = tmp_path / "other.txt"
     elsewhere.write_text("two\tdeux\n")
     moved = TrainConfig(out=config.out, task="tsv", data=str(elsewhere), **sizes)
-    assert set(rundir.changed_settings(moved, config.out)) == {"data"}
+    assert set(RunDirectory(config.out).changed_settings(moved)) == {"data"}
     # An older run recorded the text as typed; it is resolved when compared too.
-    rundir.update_state(
-        config.out, settings={**rundir.requested_settings(config), "data": "./data/pairs.txt"}
+    RunDirectory(config.out).update_state(
+        settings={**requested_settings(config), "data": "./data/pairs.txt"}
     )
-    assert rundir.changed_settings(config, config.out) == {}
+    assert RunDirectory(config.out).changed_settings(config) == {}
 
 
 def test_a_resumed_budget_run_gets_what_is_left_and_counts_every_part(tmp_path):

@@ -9,19 +9,10 @@ import pytest
 from keras_transformer.cli import main
 from keras_transformer.data.tasks.reviews import reviews_corpus
 from keras_transformer.training.pretraining import PretrainConfig, split_corpus
-from tests.helpers import TINY_MODEL_ARGS
+from tests.helpers import RUN_FILES, TINY_RUN_ARGS, assert_files_written
 
-TINY = [
-    *TINY_MODEL_ARGS,
-    "--batch-size",
-    "32",
-    "--max-length",
-    "24",
-    "--warmup-steps",
-    "20",
-    "--vocab-size",
-    "300",
-]
+TINY = [*TINY_RUN_ARGS, "--vocab-size", "300"]
+FINE_TUNE = ["train", "--task", "reviews", "--architecture", "encoder"]
 
 
 @pytest.fixture(scope="module")
@@ -37,17 +28,15 @@ def pretrained(tmp_path_factory):
 
 
 def test_run_directory_and_reload(pretrained):
-    for name in (
-        "model.keras",
-        "config.json",
-        "history.csv",
-        "metrics.json",
-        "tokenizers/source/vocab.txt",
-        "plots/history.png",
-        "plots/learning_rate.png",
-        "checkpoints/best.weights.h5",
-    ):
-        assert (pretrained / name).stat().st_size > 0, name
+    assert_files_written(
+        pretrained,
+        [
+            *RUN_FILES,
+            "tokenizers/source/vocab.txt",
+            "plots/learning_rate.png",
+            "checkpoints/best.weights.h5",
+        ],
+    )
     config = json.loads((pretrained / "config.json").read_text())
     metrics = json.loads((pretrained / "metrics.json").read_text())
     assert config["objective"] == "masked-lm" and config["finetune_task"] is None
@@ -59,14 +48,36 @@ def test_run_directory_and_reload(pretrained):
     assert not (pretrained / "backup").exists()  # finished runs leave no backup
 
 
+def test_pretraining_is_train_with_the_masked_lm_recipe(pretrained):
+    """One pipeline: `PretrainConfig` adds only its own fields to `TrainConfig`, picks the
+    masked-LM recipe, and its run gets the entries `train` writes for every run."""
+    import dataclasses
+
+    from keras_transformer.training.config import TrainConfig
+    from keras_transformer.training.recipes import recipe_name
+
+    own = {f.name for f in dataclasses.fields(PretrainConfig)}
+    own -= {f.name for f in dataclasses.fields(TrainConfig)}
+    assert own == {
+        "corpus",
+        "num_sentences",
+        "validation_fraction",
+        "mask_rate",
+        "finetune_task",
+        "finetune_epochs",
+        "finetune_batch_size",
+        "finetune_learning_rate",
+    }
+    assert recipe_name(PretrainConfig()) == "masked_lm"
+    metrics = json.loads((pretrained / "metrics.json").read_text())
+    assert metrics["run_parts"] == 1 and metrics["architecture"] == "encoder"
+    assert {"setup_seconds", "evaluation_seconds", "wall_seconds"} <= set(metrics)
+
+
 def test_fine_tuning_starts_from_the_pretrained_encoder(pretrained, tmp_path):
     out = tmp_path / "reviews"
     argv = [
-        "train",
-        "--task",
-        "reviews",
-        "--architecture",
-        "encoder",
+        *FINE_TUNE,
         "--init-from",
         str(pretrained),
         "--epochs",
@@ -121,11 +132,7 @@ def test_bad_input_is_one_line(pretrained, tmp_path, capsys):
         ),
         (
             [
-                "train",
-                "--task",
-                "reviews",
-                "--architecture",
-                "encoder",
+                *FINE_TUNE,
                 "--init-from",
                 str(tmp_path),
                 "--out",
@@ -147,11 +154,7 @@ def test_bad_input_is_one_line(pretrained, tmp_path, capsys):
         ),
         (
             [
-                "train",
-                "--task",
-                "reviews",
-                "--architecture",
-                "encoder",
+                *FINE_TUNE,
                 "--learning-rate",
                 "0",
                 "--out",

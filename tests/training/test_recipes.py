@@ -14,7 +14,7 @@ from keras_transformer.training import recipes
 from keras_transformer.training.config import TrainConfig
 from keras_transformer.training.dual_encoder import load_sentence_encoder
 from keras_transformer.training.run import train
-from tests.helpers import TINY_MODEL_ARGS
+from tests.helpers import RUN_FILES, SMALL_MODEL_ARGS, TINY_MODEL_ARGS, assert_files_written
 
 SMALL = {
     "num_layers": 1,
@@ -59,16 +59,9 @@ def test_encoder_resolves_it_and_causal_decoder_cannot(it_runs):
 
 def test_it_run_directory(it_runs):
     for architecture, (out, _) in it_runs.items():
-        for name in (
-            "model.keras",
-            "config.json",
-            "history.csv",
-            "metrics.json",
-            "tokenizers/source/vocab.txt",
-            "plots/history.png",
-            "plots/it_attention.png",
-        ):
-            assert (out / name).stat().st_size > 0, (architecture, name)
+        assert_files_written(
+            out, [*RUN_FILES, "tokenizers/source/vocab.txt", "plots/it_attention.png"]
+        )
         saved = json.loads((out / "metrics.json").read_text())
         assert saved["architecture"] == architecture and saved["num_test"] == 200
         assert 0.4 < saved["chance_accuracy"] < 0.6
@@ -200,14 +193,7 @@ def test_dual_encoder_retrieves_held_out_translations(tmp_path):
         "100",
         "--epochs",
         "4",
-        "--num-layers",
-        "1",
-        "--d-model",
-        "32",
-        "--num-heads",
-        "2",
-        "--dff",
-        "64",
+        *SMALL_MODEL_ARGS,
         "--batch-size",
         "32",
         "--max-length",

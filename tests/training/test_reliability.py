@@ -107,14 +107,23 @@ def test_sigkill_at_a_named_point_then_same_command_resumes(tmp_path, point, row
     run_files(out)  # model.keras, config.json and vocabularies complete
 
 
-def test_the_kill_hook_is_inert_without_its_variable(monkeypatch):
-    from keras_transformer.training.callbacks import KILL_AT, kill_point
+def test_the_kill_hook_signals_only_at_the_point_its_variable_names(monkeypatch):
+    from keras_transformer.training import callbacks
+    from keras_transformer.training.callbacks import KILL_AT, KILL_SIGNAL, kill_point
 
+    sent = []  # (pid, signal) of every os.kill the hook makes, instead of the real signal
+    monkeypatch.setattr(callbacks.os, "kill", lambda pid, number: sent.append((pid, number)))
+    monkeypatch.setattr(callbacks.time, "sleep", lambda seconds: None)
     monkeypatch.delenv(KILL_AT, raising=False)
-    kill_point("before_metrics")  # would end this process if the hook ignored the variable
+    kill_point("before_metrics")
+    assert sent == []  # no variable: inert
     monkeypatch.setenv(KILL_AT, "before_plots")
     kill_point("before_metrics")
     kill_point("mid_epoch:1")
+    assert sent == []  # another point named: inert
+    monkeypatch.setenv(KILL_SIGNAL, "TERM")
+    kill_point("before_plots")
+    assert sent == [(os.getpid(), signal.SIGTERM)]  # the named point: this process, that signal
 
 
 def test_same_seed_same_history_and_metrics(tmp_path):

@@ -12,7 +12,7 @@ import pytest
 
 from keras_transformer import data
 from keras_transformer.cli import main
-from tests.helpers import TINY_MODEL_ARGS
+from tests.helpers import RUN_FILES, TINY_RUN_ARGS, assert_files_written
 
 TINY = [
     "--num-train",
@@ -23,13 +23,7 @@ TINY = [
     "48",
     "--epochs",
     "2",
-    *TINY_MODEL_ARGS,
-    "--batch-size",
-    "32",
-    "--max-length",
-    "24",
-    "--warmup-steps",
-    "20",
+    *TINY_RUN_ARGS,
 ]
 
 
@@ -53,20 +47,17 @@ def test_evaluation_does_not_warn_that_its_input_ran_out(run_dir):
 
 
 def test_run_directory_has_every_file(run_dir):
-    for name in (
-        "model.keras",
-        "config.json",
-        "history.csv",
-        "metrics.json",
-        "tokenizers/source/vocab.txt",
-        "tokenizers/target/vocab.txt",
-        "plots/history.png",
-        "plots/learning_rate.png",
-        "plots/cross_attention.png",
-        "checkpoints/best.weights.h5",
-    ):
-        path = run_dir / name
-        assert path.is_file() and path.stat().st_size > 0, name
+    assert_files_written(
+        run_dir,
+        [
+            *RUN_FILES,
+            "tokenizers/source/vocab.txt",
+            "tokenizers/target/vocab.txt",
+            "plots/learning_rate.png",
+            "plots/cross_attention.png",
+            "checkpoints/best.weights.h5",
+        ],
+    )
     assert any((run_dir / "logs").rglob("events.out.tfevents*"))
 
 

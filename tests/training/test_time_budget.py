@@ -8,6 +8,7 @@ import pytest
 from keras_transformer.cli import main
 from keras_transformer.data import load_task
 from keras_transformer.training.schedule import BudgetSchedule
+from tests.helpers import SMALL_MODEL_ARGS
 
 
 @pytest.fixture(scope="module")
@@ -19,6 +20,11 @@ def pairs_tsv(tmp_path_factory):
     return path
 
 
+def tsv_train(pairs_tsv, out, *options: str) -> list[str]:
+    """The argv of `train --task tsv` on `pairs_tsv` into `out`, XLA off, with `options`."""
+    return ["train", "--task", "tsv", "--data", str(pairs_tsv), "--out", str(out), *options]
+
+
 def run_files(run_dir):
     config = json.loads((run_dir / "config.json").read_text())
     metrics = json.loads((run_dir / "metrics.json").read_text())
@@ -27,27 +33,7 @@ def run_files(run_dir):
 
 def test_sizes_left_out_come_from_the_data_and_given_ones_win(pairs_tsv, tmp_path):
     out = tmp_path / "run"
-    argv = [
-        "train",
-        "--task",
-        "tsv",
-        "--data",
-        str(pairs_tsv),
-        "--out",
-        str(out),
-        "--d-model",
-        "32",
-        "--num-heads",
-        "2",
-        "--dff",
-        "64",
-        "--num-layers",
-        "1",
-        "--epochs",
-        "2",
-        "--jit-compile",
-        "off",
-    ]
+    argv = tsv_train(pairs_tsv, out, *SMALL_MODEL_ARGS, "--epochs", "2", "--jit-compile", "off")
     assert main(argv) == 0
     config, metrics = run_files(out)
     chosen = config["sized_from_data"]
@@ -72,21 +58,8 @@ def test_a_time_budget_stops_training_and_keeps_the_best_checkpoint(
     pairs_tsv, tmp_path, capsys, caplog
 ):
     out = tmp_path / "run"
-    argv = [
-        "train",
-        "--task",
-        "tsv",
-        "--data",
-        str(pairs_tsv),
-        "--out",
-        str(out),
-        "--time-budget",
-        "60s",
-        "--jit-compile",
-        "off",
-        "--batch-size",
-        "16",
-    ]
+    argv = tsv_train(pairs_tsv, out, "--time-budget", "60s", "--jit-compile", "off")
+    argv += ["--batch-size", "16"]
     with caplog.at_level("INFO", logger="keras_transformer.progress"):
         assert main(argv) == 0
     config, metrics = run_files(out)
@@ -112,8 +85,7 @@ def test_a_time_budget_stops_training_and_keeps_the_best_checkpoint(
 
 def test_a_budget_spent_before_training_is_one_line_with_what_to_do(pairs_tsv, tmp_path, capsys):
     out = tmp_path / "run"
-    argv = ["train", "--task", "tsv", "--data", str(pairs_tsv), "--out", str(out)]
-    assert main([*argv, "--time-budget", "1s", "--jit-compile", "off"]) == 2
+    assert main(tsv_train(pairs_tsv, out, "--time-budget", "1s", "--jit-compile", "off")) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1, err
     assert err.startswith("keras-transformer train: error: --time-budget 1s was used up before ")
@@ -129,8 +101,7 @@ def test_a_budget_that_ends_in_the_first_epoch_says_so_in_one_line(
     # Training gets a hundredth of a second: the budget stops it after the first batch.
     monkeypatch.setattr(TimeBudget, "training_seconds", lambda self: 0.01)
     out = tmp_path / "run"
-    argv = ["train", "--task", "tsv", "--data", str(pairs_tsv), "--out", str(out)]
-    assert main([*argv, "--time-budget", "10m", "--jit-compile", "off"]) == 0
+    assert main(tsv_train(pairs_tsv, out, "--time-budget", "10m", "--jit-compile", "off")) == 0
     warned = [r.getMessage() for r in caplog.records if "first epoch" in r.getMessage()]
     assert len(warned) == 1, warned
     assert warned[0].startswith("--time-budget 10m ended during the first epoch (1 of ")

@@ -14,6 +14,7 @@ import tensorflow as tf
 
 from keras_transformer.data.batching.framing import encode_source
 from keras_transformer.data.tasks import it_referent
+from keras_transformer.errors import UserInputError
 
 
 def it_token_arrays(
@@ -79,7 +80,7 @@ def classification_dataset(
     """
     unknown = sorted({label for _, label in pairs} - set(class_names))
     if unknown:
-        raise ValueError(f"labels {unknown} are not among the class names {list(class_names)}")
+        raise UserInputError(f"labels {unknown} are not among the class names {list(class_names)}")
     ids = np.asarray(encode_source([s for s, _ in pairs], tokenizer, max_length))
     labels = np.array([list(class_names).index(label) for _, label in pairs], "int32")
     return array_dataset(ids.astype("int32"), labels, batch_size, shuffle=shuffle, seed=seed)

@@ -24,6 +24,7 @@ import tensorflow as tf
 from keras_transformer._validation import check_positive_int, check_probability, check_seed
 from keras_transformer.data.batching.framing import encode_source
 from keras_transformer.data.text.tokenizer import RESERVED_TOKENS
+from keras_transformer.errors import UserInputError
 
 
 def mask_tokens(
@@ -69,7 +70,7 @@ def mask_tokens(
     check_positive_int("vocab_size", vocab_size)
     check_positive_int("num_reserved", num_reserved)
     if vocab_size <= num_reserved:
-        raise ValueError(
+        raise UserInputError(
             f"vocab_size={vocab_size} must be larger than num_reserved={num_reserved}: "
             "random replacements are drawn from the ordinary tokens."
         )
@@ -77,7 +78,7 @@ def mask_tokens(
     mask_token_rate = check_probability("mask_token_rate", mask_token_rate)
     random_token_rate = check_probability("random_token_rate", random_token_rate)
     if mask_token_rate + random_token_rate > 1.0:
-        raise ValueError(
+        raise UserInputError(
             f"mask_token_rate + random_token_rate = {mask_token_rate + random_token_rate} "
             "must be <= 1 (the rest of the selected tokens stay unchanged)."
         )
@@ -144,7 +145,7 @@ def make_mlm_dataset(
     check_positive_int("batch_size", batch_size)
     check_seed(seed)
     if isinstance(texts, (str, bytes)) or len(texts) == 0:
-        raise ValueError("texts must be a non-empty list of strings (the corpus)")
+        raise UserInputError("texts must be a non-empty list of strings (the corpus)")
     ids = encode_source(list(texts), tokenizer, max_length)  # (n, longest framed row)
     lengths = tf.math.count_nonzero(ids, axis=1, dtype=tf.int32)
     ds = tf.data.Dataset.from_tensor_slices((ids, lengths))

@@ -25,6 +25,7 @@ import tensorflow as tf
 
 from keras_transformer._validation import check_int, check_positive_int, check_seed, is_int
 from keras_transformer.data.batching.framing import frame
+from keras_transformer.errors import UserInputError
 
 _TOKENIZE_BATCH = 1024
 
@@ -63,12 +64,12 @@ def _resolve_boundaries(
         or any(b < 2 for b in boundaries)
         or any(a >= b for a, b in zip(boundaries[:-1], boundaries[1:], strict=True))
     ):
-        raise ValueError(
+        raise UserInputError(
             f"bucket_boundaries={bucket_boundaries!r} must be strictly increasing ints >= 2, "
             f"e.g. {default_bucket_boundaries(max_length)}"
         )
     if boundaries[-1] > max_length:
-        raise ValueError(
+        raise UserInputError(
             f"bucket_boundaries={bucket_boundaries!r} go beyond max_length={max_length}; "
             "no sequence is longer than max_length, so drop the larger boundaries"
         )
@@ -99,7 +100,7 @@ def _check_pairs(pairs: Sequence[tuple[str, str]]) -> tuple[list[str], list[str]
             f"pairs must be a list of (source, target) string pairs, got {type(pairs).__name__}"
         )
     if len(pairs) == 0:
-        raise ValueError("pairs is empty; pass at least one (source, target) pair")
+        raise UserInputError("pairs is empty; pass at least one (source, target) pair")
     sources, targets = [], []
     for index, pair in enumerate(pairs):
         if (

@@ -33,6 +33,7 @@ from keras_transformer.data.tasks.synthetic import copy_task, recall_task, rever
 from keras_transformer.data.tasks.task import Task
 from keras_transformer.data.tasks.ted import ted_hrlr_pt_en_task
 from keras_transformer.data.tasks.tsv import tsv_task
+from keras_transformer.errors import UserInputError
 
 _LOADERS: dict[str, Callable[..., Task]] = {
     "numbers": numbers_task,
@@ -66,7 +67,7 @@ def task_options(name: str) -> dict[str, Any]:
 
 def _loader(name: str) -> Callable[..., Task]:
     if name not in _LOADERS:
-        raise ValueError(f"name={name!r} is not a known task; choose one of {list(TASKS)}")
+        raise UserInputError(f"name={name!r} is not a known task; choose one of {list(TASKS)}")
     return _LOADERS[name]
 
 

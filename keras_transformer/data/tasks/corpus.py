@@ -1,12 +1,16 @@
-"""`load_corpus`: unlabelled text for pre-training, generated or from the user's file."""
+"""`load_corpus`: unlabelled text for pre-training, generated or from the user's file;
+`split_corpus` holds some out."""
 
 from __future__ import annotations
 
 import logging
 import os
 
+import numpy as np
+
 from keras_transformer.data.tasks.reviews import reviews_corpus
 from keras_transformer.data.text.normalize import normalize_text
+from keras_transformer.errors import UserInputError
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +51,7 @@ def read_text_file(path: str | os.PathLike) -> list[str]:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as error:
-                raise ValueError(
+                raise UserInputError(
                     f"{path}: line {number} is not valid UTF-8 ({error.reason}); re-encode "
                     "the file as UTF-8."
                 ) from None
@@ -57,7 +61,7 @@ def read_text_file(path: str | os.PathLike) -> list[str]:
             else:
                 blank += 1
     if not texts:
-        raise ValueError(f"corpus file {path!r} holds no text; write one text per line.")
+        raise UserInputError(f"corpus file {path!r} holds no text; write one text per line.")
     if blank:
         logger.info("%s: skipped %d blank line(s); %d texts read.", path, blank, len(texts))
     return texts
@@ -83,3 +87,21 @@ def load_corpus(source: str, *, num_sentences: int = 10_000, seed: int = 0) -> l
     if source in GENERATED_CORPORA:
         return reviews_corpus(num_sentences, seed)  # reviews_corpus checks both
     return read_text_file(source)
+
+
+def split_corpus(texts: list[str], validation_fraction: float, seed: int) -> tuple[list, list]:
+    """Shuffled `(train, validation)` texts; validation gets at least one text.
+
+    Example:
+    >>> train, validation = split_corpus([f"text {i}" for i in range(10)], 0.2, seed=0)
+    >>> len(train), len(validation), sorted(train + validation) == sorted(f"text {i}" for i in range(10))
+    (8, 2, True)
+    """
+    if len(texts) < 2:
+        raise UserInputError(
+            f"the corpus holds {len(texts)} text(s); pre-training needs at least 2 "
+            "(training and validation)."
+        )
+    order = np.random.default_rng(seed).permutation(len(texts))
+    count = min(len(texts) - 1, max(1, round(len(texts) * validation_fraction)))
+    return [texts[i] for i in order[count:]], [texts[i] for i in order[:count]]

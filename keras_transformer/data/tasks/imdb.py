@@ -7,6 +7,7 @@ import numpy as np
 
 from keras_transformer._validation import check_int, check_positive_int, check_seed
 from keras_transformer.data.tasks.task import Task
+from keras_transformer.errors import UserInputError
 
 LABELS: tuple[str, ...] = ("negative", "positive")
 """Class names in label order (Keras: 0 negative, 1 positive)."""
@@ -67,7 +68,7 @@ def imdb_task(
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(x_train))
     if num_validation >= len(order):
-        raise ValueError(
+        raise UserInputError(
             f"num_validation={num_validation} leaves no training reviews out of {len(order)}; "
             "lower it."
         )

@@ -22,6 +22,7 @@ import numpy as np
 
 from keras_transformer._validation import check_int, check_seed
 from keras_transformer.data.tasks.task import Task
+from keras_transformer.errors import UserInputError
 
 SUBJECTS: tuple[str, ...] = (
     "animal",
@@ -152,7 +153,7 @@ def it_referent_task(
     combos = _combinations()
     held_out = num_validation + num_test
     if held_out > len(combos) // 2:
-        raise ValueError(
+        raise UserInputError(
             f"num_validation + num_test = {held_out} leaves too few of the {len(combos)} "
             f"word combinations for training; keep it <= {len(combos) // 2}."
         )

@@ -25,6 +25,7 @@ from num2words import CONVERTER_CLASSES, num2words
 
 from keras_transformer._validation import check_int, check_positive_int, check_seed
 from keras_transformer.data.tasks.task import Task
+from keras_transformer.errors import UserInputError
 
 _MAX_SUPPORTED_NUMBER = 10**18 - 1  # digit buckets must fit numpy's int64
 
@@ -42,7 +43,7 @@ def supported_languages() -> tuple[str, ...]:
 
 def _check_language(name: str, lang: object, max_number: int) -> str:
     if not isinstance(lang, str) or lang not in CONVERTER_CLASSES:
-        raise ValueError(
+        raise UserInputError(
             f"{name}={lang!r} is not a language num2words supports; "
             f"choose one of {list(supported_languages())}"
         )
@@ -50,7 +51,7 @@ def _check_language(name: str, lang: object, max_number: int) -> str:
         # num2words' 'am' fails from 1100 on: say how far the language goes
         tops = (10**k - 1 for k in range(len(str(max_number)), 0, -1))
         top = next((number for number in tops if _writes(lang, number)), 0)
-        raise ValueError(
+        raise UserInputError(
             f"{name}={lang!r} cannot write max_number={max_number} in words: num2words' "
             f"{lang!r} converter fails on it (it writes {top} but not {10 * top + 9}); choose "
             f"another language (--{name.replace('_', '-')}) or, in Python, "
@@ -88,7 +89,7 @@ def sample_numbers(count: int, max_number: int, rng: np.random.Generator) -> np.
     check_int("count", count, minimum=0)
     check_int("max_number", max_number, minimum=0)
     if count > max_number + 1:
-        raise ValueError(
+        raise UserInputError(
             f"cannot draw count={count} distinct numbers from 0..max_number={max_number} "
             f"({max_number + 1} numbers); raise max_number or ask for fewer"
         )
@@ -151,7 +152,7 @@ def numbers_task(
     """
     check_int("max_number", max_number, minimum=0)
     if max_number > _MAX_SUPPORTED_NUMBER:
-        raise ValueError(f"max_number={max_number} must be <= {_MAX_SUPPORTED_NUMBER}")
+        raise UserInputError(f"max_number={max_number} must be <= {_MAX_SUPPORTED_NUMBER}")
     check_positive_int("num_train", num_train)
     check_int("num_validation", num_validation, minimum=0)
     check_int("num_test", num_test, minimum=0)
@@ -160,7 +161,7 @@ def numbers_task(
     _check_language("target_lang", target_lang, max_number)
     total = num_train + num_validation + num_test
     if total > max_number + 1:
-        raise ValueError(
+        raise UserInputError(
             f"num_train + num_validation + num_test = {total} distinct numbers do not fit in "
             f"0..max_number={max_number} ({max_number + 1} numbers); raise max_number or "
             "ask for fewer pairs"

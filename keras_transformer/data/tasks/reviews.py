@@ -28,6 +28,7 @@ import numpy as np
 
 from keras_transformer._validation import check_int, check_positive_int, check_seed
 from keras_transformer.data.tasks.task import Task
+from keras_transformer.errors import UserInputError
 
 POSITIVE: tuple[str, ...] = (
     "great",
@@ -171,7 +172,7 @@ def polarity(adjective: str) -> str:
         return "positive"
     if adjective in NEGATIVE:
         return "negative"
-    raise ValueError(f"adjective={adjective!r} is not one of the task's sentiment adjectives")
+    raise UserInputError(f"adjective={adjective!r} is not one of the task's sentiment adjectives")
 
 
 def reviews_corpus(num_sentences: int = 20_000, seed: int = 0) -> list[str]:
@@ -257,12 +258,12 @@ def reviews_task(
 
     seen, unseen = sentences(words["seen"]), sentences(words["unseen"])
     if num_train + num_validation > len(seen):
-        raise ValueError(
+        raise UserInputError(
             f"num_train + num_validation = {num_train + num_validation} exceeds the "
             f"{len(seen)} distinct labelled sentences of the seen adjectives; lower them."
         )
     if num_test > len(unseen):
-        raise ValueError(
+        raise UserInputError(
             f"num_test={num_test} exceeds the {len(unseen)} distinct sentences of the "
             "unseen adjectives; lower it."
         )

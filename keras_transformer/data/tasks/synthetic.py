@@ -36,6 +36,7 @@ from keras_transformer._validation import (
     check_seed,
 )
 from keras_transformer.data.tasks.task import Task
+from keras_transformer.errors import UserInputError
 
 ALPHABET: str = string.ascii_lowercase + string.ascii_uppercase
 """The symbols of the synthetic tasks, in order: `a..z` then `A..Z`."""
@@ -44,7 +45,7 @@ ALPHABET: str = string.ascii_lowercase + string.ascii_uppercase
 def _check_vocab_size(vocab_size: int) -> int:
     check_int("vocab_size", vocab_size, minimum=2)
     if vocab_size > len(ALPHABET):
-        raise ValueError(
+        raise UserInputError(
             f"vocab_size={vocab_size} must be <= {len(ALPHABET)} (the symbols a..z, A..Z)"
         )
     return vocab_size
@@ -57,7 +58,7 @@ def _sample_sequences(
     low, high = length
     possible = sum(vocab_size**n for n in range(low, high + 1))
     if count > possible:
-        raise ValueError(
+        raise UserInputError(
             f"cannot draw {count} distinct sequences: vocab_size={vocab_size} and "
             f"length={length} allow only {possible}; raise vocab_size or the lengths, or "
             "ask for fewer examples"
@@ -225,7 +226,7 @@ def recall_task(
         length = (distance, distance + 8)
     length = check_length_range("length", length)
     if length[0] < distance:
-        raise ValueError(
+        raise UserInputError(
             f"length={length} allows sources shorter than distance={distance}; "
             f"use length=({distance}, {max(length[1], distance)}) or a smaller distance"
         )

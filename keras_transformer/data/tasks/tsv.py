@@ -30,6 +30,7 @@ import numpy as np
 from keras_transformer._validation import check_rate, check_seed
 from keras_transformer.data.tasks.task import Task
 from keras_transformer.data.text.normalize import normalize_text
+from keras_transformer.errors import UserInputError
 
 logger = logging.getLogger(__name__)
 
@@ -46,13 +47,13 @@ def parse_columns(columns: str | Sequence[int]) -> tuple[int, int]:
     text = columns if isinstance(columns, str) else ",".join(map(str, columns))
     parts = [part.strip() for part in text.split(",")]
     if len(parts) != 2 or not all(part.isdigit() and int(part) >= 1 for part in parts):
-        raise ValueError(
+        raise UserInputError(
             f"columns={text!r} must be two 1-based column numbers, source then target, "
             "e.g. --columns 1,2 (or 2,1 to swap the direction)"
         )
     source, target = int(parts[0]), int(parts[1])
     if source == target:
-        raise ValueError(f"columns={text!r} names column {source} twice; e.g. --columns 1,2")
+        raise UserInputError(f"columns={text!r} names column {source} twice; e.g. --columns 1,2")
     return source, target
 
 
@@ -81,7 +82,7 @@ def read_tsv(
     [('eins', 'one'), ('zwei', 'two')]
     """
     if on_error not in ("raise", "skip"):
-        raise ValueError(f"on_error={on_error!r} must be 'raise' or 'skip'")
+        raise UserInputError(f"on_error={on_error!r} must be 'raise' or 'skip'")
     source_column, target_column = parse_columns(columns)
     needed = max(source_column, target_column)
     path = os.fspath(path)
@@ -91,12 +92,12 @@ def read_tsv(
             "'source<TAB>target' pair per line"
         )
     if os.path.isdir(path):
-        raise ValueError(f"path={path!r} is a directory; pass the .tsv file inside it")
+        raise UserInputError(f"path={path!r} is a directory; pass the .tsv file inside it")
     try:
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError as error:
-        raise ValueError(
+        raise UserInputError(
             f"could not read path={path!r} ({error}); check that the file is readable"
         ) from error
 
@@ -133,7 +134,7 @@ def read_tsv(
         shown = ", ".join(f"{n} ({why})" for n, why in malformed[:_SHOWN_LINES])
         more = f" and {len(malformed) - _SHOWN_LINES} more" if len(malformed) > _SHOWN_LINES else ""
         if on_error == "raise":
-            raise ValueError(
+            raise UserInputError(
                 f"path={path!r} has {len(malformed)} malformed line(s): {shown}{more}. Each "
                 f"line needs {needed} tab-separated columns (source in column {source_column}, "
                 f"target in column {target_column}), both non-empty, in UTF-8; fix them, pick "
@@ -145,7 +146,7 @@ def read_tsv(
             stacklevel=2,
         )
     if not pairs:
-        raise ValueError(
+        raise UserInputError(
             f"path={path!r} holds no valid 'source<TAB>target' pairs; check the file's "
             "contents and that the separator is a tab"
         )
@@ -182,22 +183,22 @@ def check_text_file(path: str, data: bytes) -> None:
     sample = data[:_SAMPLE_BYTES]
     text_hint = "pass a UTF-8 text file with one 'source<TAB>target' pair per line"
     if sample.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise ValueError(
+        raise UserInputError(
             f"path={path!r} is UTF-16 text; save it as UTF-8 (e.g. iconv -f UTF-16 -t UTF-8 "
             f"{path} > pairs.tsv) and {text_hint}."
         )
     for signature, kind in _SIGNATURES:
         if sample.startswith(signature):
-            raise ValueError(f"path={path!r} is {kind}, not text; {text_hint}.")
+            raise UserInputError(f"path={path!r} is {kind}, not text; {text_hint}.")
     if b"\x00" in sample:
-        raise ValueError(
+        raise UserInputError(
             f"path={path!r} is a binary file (it holds NUL bytes), not text; {text_hint}."
         )
     try:
         sample.decode("utf-8")
     except UnicodeDecodeError as error:
         if error.start < len(sample) - 4 and _mostly_undecodable(sample):
-            raise ValueError(
+            raise UserInputError(
                 f"path={path!r} is not UTF-8 text (a binary file, or text in another encoding "
                 f"such as Latin-1: convert it with iconv -t UTF-8); {text_hint}."
             ) from None
@@ -207,7 +208,7 @@ def check_text_file(path: str, data: bytes) -> None:
         if with_commas >= max(1, 0.8 * len(lines)):
             first = lines[0].lstrip("\ufeff")[:60]
             name = os.path.splitext(os.path.basename(path))[0] + ".tsv"
-            raise ValueError(
+            raise UserInputError(
                 f"path={path!r} looks like CSV (comma-separated, no tab on any line; first "
                 f"line {first!r}, a header?), not tab-separated text; convert it, e.g. python "
                 "-c \"import csv,sys; csv.writer(sys.stdout, delimiter='\\t').writerows("
@@ -241,7 +242,7 @@ def _split(pairs, validation_fraction, test_fraction, seed, path):
     num_test = max(round(len(sources) * test_fraction), 1 if test_fraction else 0)
     num_validation = max(round(len(sources) * validation_fraction), 1 if validation_fraction else 0)
     if num_test + num_validation >= len(sources):
-        raise ValueError(
+        raise UserInputError(
             f"path={os.fspath(path)!r} has {len(sources)} distinct source(s), too few for "
             f"a training, a validation and a test split; add pairs (at least "
             f"{num_test + num_validation + 1} distinct sources)"
@@ -305,7 +306,7 @@ def tsv_task(
     if test_path is not None:
         test_fraction = 0.0
     if validation_fraction + test_fraction >= 1:
-        raise ValueError(
+        raise UserInputError(
             f"validation_fraction={validation_fraction} + test_fraction={test_fraction} "
             "must be < 1 so that training keeps some pairs"
         )

@@ -29,6 +29,7 @@ from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_li
 
 from keras_transformer._validation import check_positive_int
 from keras_transformer.data.text.normalize import normalize_text_tensor
+from keras_transformer.errors import UserInputError
 
 RESERVED_TOKENS: tuple[str, ...] = ("[PAD]", "[UNK]", "[START]", "[END]", "[SEP]", "[MASK]")
 """Reserved tokens, in id order: `[PAD]`=0, `[UNK]`=1, `[START]`=2, `[END]`=3, `[SEP]`=4, `[MASK]`=5."""
@@ -83,24 +84,28 @@ def _merged_pieces(counts: dict[str, int], max_merges: int) -> set[str]:
 
 def _validate_vocab(vocab: list[str]) -> None:
     if list(vocab[: len(RESERVED_TOKENS)]) != list(RESERVED_TOKENS):
-        raise ValueError(
+        raise UserInputError(
             f"vocab must start with the reserved tokens {list(RESERVED_TOKENS)} in this order, "
             f"got {list(vocab[: len(RESERVED_TOKENS)])}; build it with WordPieceTokenizer.learn() "
             "or prepend the reserved tokens"
         )
     if len(vocab) == len(RESERVED_TOKENS):
-        raise ValueError("vocab holds only the reserved tokens; it needs at least one text piece")
+        raise UserInputError(
+            "vocab holds only the reserved tokens; it needs at least one text piece"
+        )
     seen: set[str] = set()
     for index, token in enumerate(vocab):
         if not isinstance(token, str) or not token:
-            raise ValueError(f"vocab[{index}]={token!r} must be a non-empty string")
+            raise UserInputError(f"vocab[{index}]={token!r} must be a non-empty string")
         if len(token.split()) != 1 or token.strip() != token:
-            raise ValueError(
+            raise UserInputError(
                 f"vocab[{index}]={token!r} contains whitespace; pieces are parts of "
                 "whitespace-separated words, so remove it"
             )
         if token in seen:
-            raise ValueError(f"vocab[{index}]={token!r} is a duplicate; every token must be unique")
+            raise UserInputError(
+                f"vocab[{index}]={token!r} is a duplicate; every token must be unique"
+            )
         seen.add(token)
 
 
@@ -338,7 +343,7 @@ class WordPieceTokenizer(tf.Module):
         texts = list(texts)
         check_positive_int("vocab_size", vocab_size)
         if vocab_size <= len(RESERVED_TOKENS):
-            raise ValueError(
+            raise UserInputError(
                 f"vocab_size={vocab_size} must be larger than the {len(RESERVED_TOKENS)} "
                 "reserved tokens, e.g. 8000"
             )
@@ -353,7 +358,7 @@ class WordPieceTokenizer(tf.Module):
                 )
         counts = count_words(texts)
         if not counts:
-            raise ValueError(
+            raise UserInputError(
                 f"texts (got {len(texts)} strings) contain no words; pass non-empty training text"
             )
         if long := [w for w in counts if len(w.encode("utf-8")) > max_bytes_per_word]:
@@ -494,9 +499,15 @@ class WordPieceTokenizer(tf.Module):
                 f"path={path!r} is not a vocabulary file; pass the vocab.txt written by "
                 "WordPieceTokenizer.save() or its directory"
             )
-        with open(path, encoding="utf-8", newline="") as handle:
-            # "\n" only: str.splitlines() also splits on \x1c, \u2028, ... inside tokens
-            vocab = handle.read().split("\n")
+        try:
+            with open(path, encoding="utf-8", newline="") as handle:
+                # "\n" only: str.splitlines() also splits on \x1c, \u2028, ... inside tokens
+                vocab = handle.read().split("\n")
+        except UnicodeDecodeError as error:  # a damaged or foreign file: the user's to fix
+            raise UserInputError(
+                f"path={path!r} is not UTF-8 text ({error.reason}); pass the vocab.txt written "
+                "by WordPieceTokenizer.save()"
+            ) from None
         if vocab and vocab[-1] == "":
             vocab.pop()
         vocab = [token[:-1] if token.endswith("\r") else token for token in vocab]
