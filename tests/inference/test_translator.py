@@ -255,15 +255,13 @@ def test_a_damaged_config_is_named_when_loading_from_python(tiny_run, tmp_path, 
         Translator.from_run_dir(run_dir)
 
 
-def test_separate_translators_are_not_reported_as_retracing():
+def test_separate_translators_are_not_reported_as_retracing(tiny_run):
     """Seven translators of one model, each traced once: TensorFlow's retracing warning (it
     counts traces by code object, and printed it into tutorial 07's test run) is dropped for
     them; a function that really retraces is still reported."""
     import logging
 
     import keras
-
-    import keras_transformer as kt
 
     records = []
 
@@ -277,22 +275,16 @@ def test_separate_translators_are_not_reported_as_retracing():
     tf_logger.setLevel(logging.WARNING)
     tf_logger.addHandler(handler)
     try:
-        task = kt.data.load_task("copy", num_train=64, num_validation=8, num_test=8, seed=0)
-        tokenizer = kt.data.WordPieceTokenizer.learn([s for s, _ in task.train], vocab_size=64)
-        model = kt.models.build_transformer(
-            tokenizer.vocab_size,
-            tokenizer.vocab_size,
-            num_layers=1,
-            d_model=8,
-            num_heads=2,
-            dff=16,
-            max_length=12,
-        )
+        run = Translator.from_run_dir(tiny_run, jit_compile=False)
         for _ in range(7):
-            translator = kt.inference.Translator(
-                model, tokenizer, tokenizer, max_length=12, jit_compile=False
+            translator = Translator(
+                run.model,
+                run.source_tokenizer,
+                run.target_tokenizer,
+                max_length=run.max_length,
+                jit_compile=False,
             )
-            translator([task.test[0][0]])
+            translator(["a b"])
         assert not [r for r in records if "retracing" in r]
 
         @tf.function
