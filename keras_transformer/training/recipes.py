@@ -185,6 +185,35 @@ BUDGET_TEST_TRANSLATIONS = 1000
 cover the whole split): the evaluation's time comes out of the budget, and 1,000 pairs rank runs
 as the whole split does (docs/performance.md scores every run on 1,000 pairs)."""
 
+EVALUATION_SHARE = 0.08
+"""With a time budget, the largest share of it the evaluation's searches may take, as estimated
+before training (`decoding_seconds`, an upper bound): where choosing the search and translating
+the test pairs would take more (long sentences, a short budget), both use fewer pairs, at least
+one chunk (`EVAL_CHUNK`) of validation pairs and two of test pairs. On the 20k-pair Europarl
+file at 10 minutes the full evaluation took 110 s of the 600 (docs/performance.md)."""
+
+
+def fit_evaluation(choice: int, test: int, seconds: float, budget: float | None) -> tuple[int, int]:
+    """`(choice, test)` pairs to score, scaled down by one factor where the evaluation's estimated
+    `seconds` exceed `EVALUATION_SHARE` of `budget` (None: no budget, nothing scaled).
+
+    Example:
+    >>> fit_evaluation(500, 1000, 30.0, 600.0)  # 5 % of the budget: kept
+    (500, 1000)
+    >>> fit_evaluation(500, 1000, 96.0, 600.0)  # 16 %: halved
+    (250, 500)
+    >>> fit_evaluation(500, 1000, 960.0, 600.0)  # the floors: a chunk, and two
+    (128, 256)
+    """
+    allowed = None if budget is None else EVALUATION_SHARE * budget
+    if allowed is None or seconds <= allowed:
+        return choice, test
+    scale = allowed / seconds
+    return (
+        min(choice, max(EVAL_CHUNK, int(choice * scale))),
+        min(test, max(2 * EVAL_CHUNK, int(test * scale))),
+    )
+
 
 def learn_vocabulary(config, texts: list[str], side: str) -> data.WordPieceTokenizer:
     """A WordPiece vocabulary of `config.vocab_size`; on a data-sized task (tsv), a learner that
@@ -313,13 +342,33 @@ def translation(config, task: data.Task, init=None) -> Recipe:
 
     def evaluation_seconds(model):
         """Seconds of the evaluation's searches, measured on a chunk of each (which compiles
-        them); an upper bound, as an untrained model decodes every row to max_length."""
-        test_sources = [s for s, _ in test_pairs]
-        choice_sources = [s for s, _ in choice_pairs]
-        if not choice_sources:
-            return decoding_seconds(search(model, GREEDY), test_sources)
-        each = [decoding_seconds(search(model, d), choice_sources) for d in CANDIDATES]
-        return sum(each) + max(each) * len(test_sources) / len(choice_sources)
+        them); an upper bound, as an untrained model decodes every row to max_length. Under a
+        budget, fewer pairs where they would take more than `EVALUATION_SHARE` of it."""
+        nonlocal choice_pairs, test_pairs
+        if not choice_pairs:
+            return decoding_seconds(search(model, GREEDY), [s for s, _ in test_pairs])
+        each = [
+            decoding_seconds(search(model, d), [s for s, _ in choice_pairs]) for d in CANDIDATES
+        ]
+
+        def seconds(choice, test):  # per validation pair, all candidates; per test pair, one
+            return (sum(each) * choice + max(each) * test) / len(choice_pairs)
+
+        full = seconds(len(choice_pairs), len(test_pairs))
+        choice, test = fit_evaluation(len(choice_pairs), len(test_pairs), full, config.time_budget)
+        if (choice, test) != (len(choice_pairs), len(test_pairs)):
+            logger.info(
+                "evaluation on %d validation and %d test pairs (not %d and %d): the searches "
+                "would take about %.0f s of the %.0f s budget",
+                choice,
+                test,
+                len(choice_pairs),
+                len(test_pairs),
+                full,
+                config.time_budget,
+            )
+            choice_pairs, test_pairs = choice_pairs[:choice], test_pairs[:test]
+        return seconds(choice, test)
 
     def plot(model, plots_dir):
         sample = task.test[0][0]

@@ -278,3 +278,20 @@ def test_train_prints_why_bleu_is_left_out(monkeypatch, capsys, tmp_path):
     args = argparse.Namespace(command="train", func=None, out=str(tmp_path / "r"))
     run_command(TrainConfig, lambda config: metrics, args, "mixed_precision", ("test_bleu",))
     assert f"test_bleu: left out: {reason}\n" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "choice, test, seconds, budget, expected",
+    [
+        (500, 1000, 10_000.0, None, (500, 1000)),  # no budget: the whole evaluation
+        (500, 1000, 48.0, 600.0, (500, 1000)),  # exactly the share
+        (500, 1000, 192.0, 600.0, (128, 256)),  # a quarter, under the floors
+        (500, 1000, 64.0, 600.0, (375, 750)),  # 48 of 64 s: three quarters
+        (100, 200, 600.0, 600.0, (100, 200)),  # below the floors already: never grown
+    ],
+)
+def test_a_budget_scales_the_evaluation_to_its_share(choice, test, seconds, budget, expected):
+    from keras_transformer.training.recipes import EVALUATION_SHARE, fit_evaluation
+
+    assert EVALUATION_SHARE == 0.08
+    assert fit_evaluation(choice, test, seconds, budget) == expected
