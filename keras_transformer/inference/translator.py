@@ -210,38 +210,45 @@ class Translator(tf.Module):
         return Decoding(beam_size, alpha)
 
     def search_function(self, beam_size=None, alpha=None, jit_compile=None):
-        """The `tf.function` strings `(batch,)` -> translations `(batch,)`; `jit_compile=None`
-        uses the translator's setting (the export passes False, as TF Serving runs without XLA).
-        `beam_size` / `alpha` None: `self.decoding`'s."""
+        """The search: strings `(batch,)` -> translations `(batch,)`; `jit_compile=None` uses the
+        translator's setting (the export passes False, as TF Serving runs without XLA).
+        `beam_size` / `alpha` None: `self.decoding`'s.
+
+        One `tf.function` per beam size and XLA setting, traced once, takes the length penalty
+        `alpha` as an input: the alphas `train` compares after training (`inference.decoding`)
+        and a `translate --alpha` share one trace."""
         beam_size, alpha = self.resolve_search(beam_size, alpha)
         jit = self.jit_compile if jit_compile is None else bool(jit_compile)
-        key = (beam_size, float(alpha), jit)
+        key = (beam_size, jit)
         if key not in self._searches:
             if jit and self._static_decoder is None:  # the fixed-shape decoder XLA compiles
                 self._static_decoder = self._make_decoder(static_shapes=True)
             decoder = self._static_decoder if jit else self.decoder
 
-            def search_ids(source):
-                return self._output_ids(source, key[0], key[1], decoder)
+            def search_ids(source, penalty):
+                return self._output_ids(source, key[0], penalty, decoder)
 
             # autograph=False: the search's loops are tf.while_loops already, and converting
             # its Python source cost about half of the first translation (3.9 of 8 s, measured
             # by benchmarks/translate_startup.py's profile on this 2-core CPU).
             if jit:
-                spec = [tf.TensorSpec([None, None], tf.int32)]
+                spec = [tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([], tf.float32)]
                 search_ids = tf.function(
                     search_ids, input_signature=spec, jit_compile=True, autograph=False
                 )
 
-            @tf.function(input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
-            def translate(texts):
+            texts_and_alpha = [tf.TensorSpec([None], tf.string), tf.TensorSpec([], tf.float32)]
+
+            @tf.function(input_signature=texts_and_alpha, autograph=False)
+            def translate(texts, penalty):
                 source = self._encode(texts)
                 if jit:  # one source width: XLA compiles once per batch size, not per width
                     source = tf.pad(source, [[0, 0], [0, self.max_length - tf.shape(source)[1]]])
-                return self.target_tokenizer.detokenize(search_ids(source))
+                return self.target_tokenizer.detokenize(search_ids(source, penalty))
 
             self._searches[key] = translate
-        return self._searches[key]
+        search, penalty = self._searches[key], tf.constant(alpha, tf.float32)
+        return lambda texts: search(texts, penalty)
 
     def translate_tokens(self, texts: Sequence[str], beam_size=None, alpha=None):
         """Generated target ids `(batch, max_length - 1)` (END included, 0 after), eagerly."""

@@ -298,3 +298,24 @@ def test_separate_translators_are_not_reported_as_retracing(tiny_run):
         tf_logger.removeHandler(handler)
         tf_logger.setLevel(level)
         keras.backend.clear_session()
+
+
+def test_length_penalties_share_one_trace_and_match_the_eager_search(translators):
+    """alpha is an input of the search's tf.function: the three alphas `train` compares trace it
+    once, and each gives what the eager search with that alpha gives."""
+    _, uncached = translators
+    translator = Translator(
+        uncached.model,
+        uncached.source_tokenizer,
+        uncached.target_tokenizer,
+        max_length=uncached.max_length,
+        jit_compile=False,
+    )
+    texts = list(SOURCES)
+    for alpha in (0.6, 1.0, 1.4, 0.0):
+        traced = translator(texts, beam_size=3, alpha=alpha)
+        ids = translator.translate_tokens(texts, beam_size=3, alpha=alpha)
+        eager = [t.decode() for t in translator.target_tokenizer.detokenize(ids).numpy()]
+        assert traced == eager, alpha
+    assert list(translator._searches) == [(3, False)]
+    assert translator._searches[(3, False)].experimental_get_tracing_count() == 1

@@ -182,7 +182,16 @@ def _find_threshold(learn, lower: int, upper: int, vocab_size: int, slack_ratio:
     ...     return ["x"] * (100_000 // thresh)
     >>> len(_find_threshold(learn, 1, 100_000, 3500, 0.05)), tried
     (3333, [316, 26, 39, 30])
+
+    An empty range (a small corpus: tensorflow-text's upper bound below its lower one) is one
+    try at the midpoint, as tensorflow-text's own search does:
+
+    >>> tried.clear()
+    >>> len(_find_threshold(learn, 10, 1, 2000, 0.05)), tried
+    (20000, [5])
     """
+    if lower >= upper:
+        return learn((lower + upper) // 2)
     low_slack = vocab_size - slack_ratio * vocab_size
     learnt = {}  # thresh -> size
     best_vocab, best_size, smallest = None, -1, None

@@ -268,3 +268,24 @@ def test_the_threshold_search_finds_tensorflow_texts_window_in_no_more_passes(vo
         params.max_input_tokens,
     )
     assert ours == learn_with_thresh(words, passes[-1], params)
+
+
+def test_a_corpus_smaller_than_the_size_asked_gets_tensorflow_texts_vocabulary():
+    # The numbers task's German side has a few hundred pieces: asked for 2000, tensorflow-text's
+    # search range is empty (its upper bound below its lower one) and it learns once, at the
+    # midpoint. Ours must give that same vocabulary (tutorial 07 prints its size).
+    from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
+
+    from keras_transformer.data.text import tokenizer as module
+
+    task = numbers_task(num_train=4000, num_validation=8, num_test=8)
+    counts = list(module.count_words([target for _, target in task.train]).items())
+    chars = {c for word, _ in counts for c in word}
+    options = dict(lower_thresh=10, num_iterations=4, max_token_length=32)
+    reference = learner.learn(
+        counts, 2000, list(module.RESERVED_TOKENS), max_unique_chars=len(chars), joiner="##",
+        **options,
+    )  # fmt: skip
+    upper, lower = learner.get_search_threshs(counts, int(1e7), 10)
+    assert upper < lower  # the case this test is about
+    assert module._learn_pieces(counts, 2000, max_unique_chars=len(chars), **options) == reference
