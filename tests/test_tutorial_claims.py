@@ -64,8 +64,8 @@ CLAIMS = {
         Claim("0.8782", computed=_smoothing_floor),
         Claim("0.0185", near="above it by"),
         Claim("261", near="source,"),
-        Claim("3", near="pieces,"),  # passes of the Spanish run
-        Claim("427", near="passes in"),
+        Claim("6", near="pieces,"),  # passes of the Spanish run
+        Claim("535", near="passes in"),
         Claim("3,403", near="3468 /"),
     ],
     "12_encoder_pretraining_and_sentence_vectors": [
@@ -90,6 +90,9 @@ FIXED = {
         "0.1": "the paper's label smoothing, set in the compile cell",
         "0.5": "an exponent of the schedule's formula (section 5.3)",
         "1.5": "an exponent of the schedule's formula (section 5.3)",
+        "0.6": "a length penalty train compares (inference.decoding.CANDIDATES)",
+        "1.0": "a length penalty train compares (inference.decoding.CANDIDATES)",
+        "1.4": "a length penalty train compares (inference.decoding.CANDIDATES)",
     },
     "12_encoder_pretraining_and_sentence_vectors": {
         "15%": "BERT's selection rate, mask_tokens' default",
@@ -236,3 +239,14 @@ def test_rounding_and_phrases():
         "0.25",
         "15%",
     ]
+
+
+def test_the_length_penalties_tutorial_07_names_are_the_ones_train_compares():
+    from keras_transformer.inference.decoding import CANDIDATES
+
+    named = [
+        float(text)
+        for text, why in FIXED["07_training_a_translator"].items()
+        if "CANDIDATES" in why
+    ]
+    assert sorted(named) == sorted(d.alpha for d in CANDIDATES if d.beam_size > 1)

@@ -212,6 +212,28 @@ def render(
     return stored
 
 
+def update_prose(source: pathlib.Path) -> pathlib.Path:
+    """Copies the markdown of `source` into its stored copy, without running anything: for a
+    change of text only. Refused when the code cells differ (the outputs would not be the
+    committed code's) or the cells do not line up; then render the tutorial again."""
+    import nbformat
+
+    copy = rendered_copy(source)
+    if copy is None:
+        raise SystemExit(f"render: --prose {source.name}: no stored copy; render it first")
+    if code_cells(copy) != code_cells(source):
+        raise SystemExit(f"render: --prose {source.name}: its code changed; render it again")
+    stored = nbformat.read(copy, as_version=4)
+    committed = nbformat.read(source, as_version=4)
+    kinds = [c.cell_type for c in committed.cells]
+    if [c.cell_type for c in stored.cells] != kinds:
+        raise SystemExit(f"render: --prose {source.name}: cells added or removed; render it")
+    for old, new in zip(stored.cells, committed.cells, strict=True):
+        if new.cell_type == "markdown":
+            old.source = new.source
+    return store(stored, source)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="render_tutorials",
@@ -229,8 +251,22 @@ def main(argv: list[str] | None = None) -> int:
         type=pathlib.Path,
         help="the notebooks' working directory (default: a temporary one)",
     )
+    parser.add_argument(
+        "--prose",
+        action="store_true",
+        help="with --only: copy the notebook's text into its stored copy, running nothing "
+        "(refused if its code changed)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    if args.prose:
+        if not args.only:
+            parser.error("--prose needs --only NN")
+        wanted = {name.removesuffix(".ipynb") for name in args.only}
+        for source in notebooks():
+            if source.stem in wanted or source.name[:2] in wanted:
+                print(update_prose(source).relative_to(ROOT))
+        return 0
     for path in render(args.only, args.workdir):
         print(path.relative_to(ROOT))
     return 0
