@@ -255,6 +255,17 @@ def test_a_damaged_config_is_named_when_loading_from_python(tiny_run, tmp_path, 
         Translator.from_run_dir(run_dir)
 
 
+def _new_translator_of(other):
+    """A new `Translator` (its own searches, not yet traced) of `other`'s model, without XLA."""
+    return Translator(
+        other.model,
+        other.source_tokenizer,
+        other.target_tokenizer,
+        max_length=other.max_length,
+        jit_compile=False,
+    )
+
+
 def test_separate_translators_are_not_reported_as_retracing(tiny_run):
     """Seven translators of one model, each traced once: TensorFlow's retracing warning (it
     counts traces by code object, and printed it into tutorial 07's test run) is dropped for
@@ -277,14 +288,7 @@ def test_separate_translators_are_not_reported_as_retracing(tiny_run):
     try:
         run = Translator.from_run_dir(tiny_run, jit_compile=False)
         for _ in range(7):
-            translator = Translator(
-                run.model,
-                run.source_tokenizer,
-                run.target_tokenizer,
-                max_length=run.max_length,
-                jit_compile=False,
-            )
-            translator(["a b"])
+            _new_translator_of(run)(["a b"])
         assert not [r for r in records if "retracing" in r]
 
         @tf.function
@@ -304,13 +308,7 @@ def test_length_penalties_share_one_trace_and_match_the_eager_search(translators
     """alpha is an input of the search's tf.function: the three alphas `train` compares trace it
     once, and each gives what the eager search with that alpha gives."""
     _, uncached = translators
-    translator = Translator(
-        uncached.model,
-        uncached.source_tokenizer,
-        uncached.target_tokenizer,
-        max_length=uncached.max_length,
-        jit_compile=False,
-    )
+    translator = _new_translator_of(uncached)
     texts = list(SOURCES)
     for alpha in (0.6, 1.0, 1.4, 0.0):
         traced = translator(texts, beam_size=3, alpha=alpha)
