@@ -8,6 +8,7 @@ import math
 import os
 import signal
 import time
+from collections.abc import Callable
 
 import keras
 from keras import ops
@@ -268,6 +269,11 @@ class TimeBudget(keras.callbacks.Callback):
         reserve_seconds: float >= 0, seconds of the budget kept for after `fit`.
         validation_batches: int >= 0, batches of one validation pass: timed once one has run,
             before that estimated at a third of a training batch each.
+        update_reserve: an optional `() -> seconds`, called at an epoch's end once the budget
+            would stop training within the next two epochs: `reserve_seconds` estimated again
+            (`train` times the evaluation's searches with the weights trained so far, which
+            decode shorter than the untrained ones it was first timed with). Its time is
+            counted.
 
     Attributes:
         elapsed: seconds used so far (after training: in total).
@@ -295,6 +301,7 @@ class TimeBudget(keras.callbacks.Callback):
         used_seconds: float = 0.0,
         reserve_seconds: float = 0.0,
         validation_batches: int = 0,
+        update_reserve: Callable[[], float] | None = None,
     ) -> None:
         super().__init__()
         self.budget_seconds = parse_duration(budget_seconds)
@@ -316,6 +323,7 @@ class TimeBudget(keras.callbacks.Callback):
         self.stopped_in_epoch, self._epoch, self._batches = None, 0, 0
         self._validation_batch_seconds, self._test_start, self._test_batches = None, None, 0
         self._first_batch_end = self._last_batch_end = 0.0
+        self.update_reserve, self._epoch_start = update_reserve, 0.0
 
     @property
     def batch_seconds(self) -> float | None:
@@ -351,7 +359,7 @@ class TimeBudget(keras.callbacks.Callback):
         self._start = self._now()
         self._first_step = int(ops.convert_to_numpy(self.model.optimizer.iterations))
         self.elapsed, self.stopped_step, self._batches = 0.0, None, 0
-        self.stopped_in_epoch = None
+        self.stopped_in_epoch, self._epoch_start = None, 0.0
         self._total = None if self.schedule is None else self.schedule.total_steps
 
     def on_epoch_begin(self, epoch, logs=None):
@@ -399,6 +407,19 @@ class TimeBudget(keras.callbacks.Callback):
 
     def on_epoch_end(self, epoch, logs=None):
         self.elapsed = self._now() - self._start
+        epoch_seconds, self._epoch_start = self.elapsed - self._epoch_start, self.elapsed
+        near_end = self.training_seconds() - self.elapsed < 2 * epoch_seconds
+        if self.update_reserve is not None and self.stopped_step is None and near_end:
+            reserve = check_number("update_reserve()", self.update_reserve(), 0.0)
+            logger.info(
+                "time kept for after training: %.0f s (was %.0f s), timed again with the "
+                "weights of epoch %d",
+                reserve,
+                self.reserve_seconds,
+                epoch + 1,
+            )
+            self.reserve_seconds = reserve
+            self.elapsed = self._now() - self._start
         # Another epoch needs at least a batch and a validation pass.
         if self.elapsed + (self.batch_seconds or 0.0) >= self.training_seconds():
             self.model.stop_training = True

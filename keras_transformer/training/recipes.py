@@ -80,6 +80,11 @@ class Recipe:
         plot: `(model, plots_dir) -> None`, figures besides the curves.
         sizes: config fields the recipe chose from its tokenized data (`max_length` from the
             measured pieces, the `vocab_size` learnt), applied to the run's config.
+        prepare_evaluation: `model -> seconds`, before training: the evaluation's searches
+            compiled and timed (an upper bound), kept from a time budget.
+        remeasure_evaluation: `model -> seconds`, between epochs near a budget's end: the same
+            estimate with the weights trained so far (`callbacks.TimeBudget`'s
+            `update_reserve`).
     """
 
     build: Callable[[], keras.Model]
@@ -94,6 +99,7 @@ class Recipe:
     plot: Callable[[keras.Model, str], None] | None = None
     sizes: dict = dataclasses.field(default_factory=dict)
     prepare_evaluation: Callable[[keras.Model], float] | None = None
+    remeasure_evaluation: Callable[[keras.Model], float] | None = None
     test_batches: int = 0
 
 
@@ -108,6 +114,19 @@ def translate_in_chunks(translate: Callable[[list[str]], list[str]], sources) ->
     return [text for i in chunks for text in translate(list(sources[i : i + EVAL_CHUNK]))]
 
 
+def _timed(translate: Callable[[list[str]], list[str]], chunk: list[str]) -> float:
+    """Seconds of one `translate(chunk)`, its long-input warnings silenced."""
+    inference_logger = logging.getLogger("keras_transformer.inference")
+    level = inference_logger.level
+    inference_logger.setLevel(logging.ERROR)  # the evaluation warns of long inputs, once
+    try:
+        start = time.perf_counter()
+        translate(chunk)
+        return time.perf_counter() - start
+    finally:
+        inference_logger.setLevel(level)
+
+
 def decoding_seconds(translate: Callable[[list[str]], list[str]], sources) -> float:
     """Estimated seconds of `translate_in_chunks(translate, sources)`, measured: one chunk
     compiles the search (which the evaluation then reuses), a second one is timed. An untrained
@@ -115,17 +134,14 @@ def decoding_seconds(translate: Callable[[list[str]], list[str]], sources) -> fl
     chunk = list(sources[:EVAL_CHUNK])
     if not chunk:
         return 0.0
-    inference_logger = logging.getLogger("keras_transformer.inference")
-    level = inference_logger.level
-    inference_logger.setLevel(logging.ERROR)  # the evaluation warns of long inputs, once
-    try:
-        translate(chunk)
-        start = time.perf_counter()
-        translate(chunk)
-        seconds = time.perf_counter() - start
-    finally:
-        inference_logger.setLevel(level)
-    return seconds * math.ceil(len(sources) / EVAL_CHUNK)
+    _timed(translate, chunk)  # compiles
+    return _timed(translate, chunk) * math.ceil(len(sources) / EVAL_CHUNK)
+
+
+REMEASURE_MARGIN = 1.25
+"""A search's time re-measured between epochs (`Recipe.remeasure_evaluation`) is taken times
+this margin, at most the upper bound measured before training: the final weights may decode a
+little longer than those it was measured with."""
 
 
 def bleu_score(predictions: list[str], references: list[str]) -> dict:
@@ -340,35 +356,72 @@ def translation(config, task: data.Task, init=None) -> Recipe:
         metrics["test_translated"] = len(test_pairs)
         return metrics
 
-    def evaluation_seconds(model):
-        """Seconds of the evaluation's searches, measured on a chunk of each (which compiles
-        them); an upper bound, as an untrained model decodes every row to max_length. Under a
-        budget, fewer pairs where they would take more than `EVALUATION_SHARE` of it."""
+    all_choice, all_test = choice_pairs, test_pairs
+    measured = {}  # Decoding -> seconds over all of `all_choice` (or `all_test`), untrained
+
+    def planned_seconds(each: dict) -> float:
+        """The evaluation's seconds from `each` search's seconds; under a budget, fewer pairs
+        where they would take more than `EVALUATION_SHARE` of it (an INFO line when that
+        changes)."""
         nonlocal choice_pairs, test_pairs
-        if not choice_pairs:
-            return decoding_seconds(search(model, GREEDY), [s for s, _ in test_pairs])
-        each = [
-            decoding_seconds(search(model, d), [s for s, _ in choice_pairs]) for d in CANDIDATES
-        ]
+        if not all_choice:
+            return each[GREEDY]
 
         def seconds(choice, test):  # per validation pair, all candidates; per test pair, one
-            return (sum(each) * choice + max(each) * test) / len(choice_pairs)
+            return (sum(each.values()) * choice + max(each.values()) * test) / len(all_choice)
 
-        full = seconds(len(choice_pairs), len(test_pairs))
-        choice, test = fit_evaluation(len(choice_pairs), len(test_pairs), full, config.time_budget)
+        full = seconds(len(all_choice), len(all_test))
+        choice, test = fit_evaluation(len(all_choice), len(all_test), full, config.time_budget)
         if (choice, test) != (len(choice_pairs), len(test_pairs)):
-            logger.info(
-                "evaluation on %d validation and %d test pairs (not %d and %d): the searches "
-                "would take about %.0f s of the %.0f s budget",
-                choice,
-                test,
-                len(choice_pairs),
-                len(test_pairs),
-                full,
-                config.time_budget,
-            )
-            choice_pairs, test_pairs = choice_pairs[:choice], test_pairs[:test]
+            if (choice, test) == (len(all_choice), len(all_test)):  # timed again: all fit
+                logger.info(
+                    "evaluation on all %d validation and %d test pairs: timed again, the "
+                    "searches take about %.0f s",
+                    choice,
+                    test,
+                    full,
+                )
+            else:
+                logger.info(
+                    "evaluation on %d validation and %d test pairs (of %d and %d): the "
+                    "searches would take about %.0f s of the %.0f s budget",
+                    choice,
+                    test,
+                    len(all_choice),
+                    len(all_test),
+                    full,
+                    config.time_budget,
+                )
+        choice_pairs, test_pairs = all_choice[:choice], all_test[:test]
         return seconds(choice, test)
+
+    def evaluation_seconds(model):
+        """Seconds of the evaluation's searches, measured on a chunk of each (which compiles
+        them); an upper bound, as an untrained model decodes every row to max_length."""
+        if not all_choice:
+            measured[GREEDY] = decoding_seconds(search(model, GREEDY), [s for s, _ in all_test])
+        else:
+            sources = [s for s, _ in all_choice]
+            measured.update({d: decoding_seconds(search(model, d), sources) for d in CANDIDATES})
+        return planned_seconds(measured)
+
+    def remeasure_seconds(model):
+        """`evaluation_seconds` with the weights trained so far, which stop decoding near the
+        references' lengths: greedy search and one beam search timed again on the first
+        chunk (every beam search of a size costs the same: alpha only ranks the finished
+        beams), times `REMEASURE_MARGIN`, at most what was measured before training."""
+        sources = [s for s, _ in (all_choice or all_test)][:EVAL_CHUNK]
+        chunks = math.ceil(len(all_choice or all_test) / EVAL_CHUNK)
+        timed = {}
+        for decoding in measured:
+            key = decoding.beam_size
+            if key not in timed:
+                timed[key] = _timed(search(model, decoding), sources) * chunks
+        each = {
+            d: min(seconds, REMEASURE_MARGIN * timed[d.beam_size])
+            for d, seconds in measured.items()
+        }
+        return planned_seconds(each)
 
     def plot(model, plots_dir):
         sample = task.test[0][0]
@@ -393,6 +446,7 @@ def translation(config, task: data.Task, init=None) -> Recipe:
         config_extra={**vocab_sizes, **measured},
         sizes=sizes,
         prepare_evaluation=evaluation_seconds,
+        remeasure_evaluation=remeasure_seconds,
         test_batches=int(test_ds.cardinality()),
     )
 

@@ -275,7 +275,8 @@ def _budget_callback(
     """The `TimeBudget` of a run whose `--time-budget` is the whole command's wall time.
 
     Kept for after training: the evaluation's decoding, measured on a chunk of the test
-    sentences (`recipe.prepare_evaluation`, which also compiles the search the evaluation uses),
+    sentences (`recipe.prepare_evaluation`, which also compiles the search the evaluation uses;
+    timed again near the budget's end, `recipe.remeasure_evaluation`),
     `FINISH_SECONDS` of saving and plots, and forward passes over the validation batches (the
     pass after the stop) and the test batches, timed by `TimeBudget` itself.
 
@@ -283,9 +284,11 @@ def _budget_callback(
         UserInputError: the budget is spent before training could start, naming what took it
             and the budget to ask for instead.
     """
-    decoding = 0.0
+    decoding, update_reserve = 0.0, None
     if recipe.prepare_evaluation is not None and not fit_finished:  # else the fit is not rerun
         decoding = recipe.prepare_evaluation(model)
+        if recipe.remeasure_evaluation is not None:
+            update_reserve = lambda: recipe.remeasure_evaluation(model) + FINISH_SECONDS  # noqa: E731
     validation_batches = int(recipe.val_ds.cardinality())
     budget = TimeBudget(
         config.time_budget,
@@ -294,6 +297,7 @@ def _budget_callback(
         used_seconds=min(clock.used(), config.time_budget),
         reserve_seconds=decoding + FINISH_SECONDS,
         validation_batches=max(0, validation_batches) + recipe.test_batches,
+        update_reserve=update_reserve,
     )
     if budget.training_seconds() <= 0:
         setup = clock.elapsed()

@@ -166,6 +166,36 @@ def test_time_budget_reports_time_per_epoch_not_epoch_counts(monkeypatch, caplog
     assert not callback.stopped
 
 
+def test_time_budget_times_its_reserve_again_near_the_end_and_trains_into_what_it_frees(
+    monkeypatch, caplog
+):
+    # 5 batches an epoch, one clock second per read (a timing of the reserve takes one too):
+    # with 10 s of the 30 s budget kept for after training, the stop is near (within two
+    # epochs) from the end of epoch 2 on; the reserve timed again there is 2 s, and training
+    # goes on to 28 s: 4 epochs, against 3 epochs and 2 batches.
+    def fit(update_reserve):
+        callback = TimeBudget(30, clock="wall", reserve_seconds=10, update_reserve=update_reserve)
+        monkeypatch.setattr(callback, "_now", FakeClock())
+        model, _ = _tiny_fit(callback, batches=5, epochs=10)
+        return callback, int(model.optimizer.iterations.numpy())
+
+    calls = []
+    kept, kept_steps = fit(None)
+    with caplog.at_level("INFO", logger="keras_transformer.training.callbacks"):
+        updated, steps = fit(lambda: calls.append(len(calls)) or 2.0)
+    assert kept.reserve_seconds == 10 and kept_steps == 17  # stops at 20 s
+    assert updated.reserve_seconds == 2.0 and steps == 20
+    assert len(calls) == 3  # epochs 2, 3 and 4; not epoch 1: the stop was 14 s away then
+    assert "10 s" in caplog.text and "epoch 2" in caplog.text
+
+
+def test_time_budget_rejects_a_negative_updated_reserve(monkeypatch):
+    callback = TimeBudget(30, clock="wall", reserve_seconds=10, update_reserve=lambda: -1.0)
+    monkeypatch.setattr(callback, "_now", FakeClock())
+    with pytest.raises(ValueError, match="update_reserve"):
+        _tiny_fit(callback, batches=5, epochs=10)
+
+
 class _Steps(keras.callbacks.Callback):
     """Before every update: its schedule step (iteration + 1) and the schedule's end."""
 

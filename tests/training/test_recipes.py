@@ -295,3 +295,27 @@ def test_a_budget_scales_the_evaluation_to_its_share(choice, test, seconds, budg
 
     assert EVALUATION_SHARE == 0.08
     assert fit_evaluation(choice, test, seconds, budget) == expected
+
+
+def test_the_evaluation_timed_again_with_shorter_decoding_gets_its_pairs_back(monkeypatch, caplog):
+    # Before training every search is timed at 10 s a chunk (an untrained model decodes to
+    # max_length): the evaluation would take far more than 8 % of the budget, so fewer pairs.
+    # Timed again (trained weights stop early) at 0.1 s a chunk, it fits: all pairs again, and
+    # the estimate is the new timing times the margin, never above the first one.
+    config = TrainConfig(
+        task="numbers", num_train=600, num_validation=300, num_test=400, time_budget=600.0, **SMALL
+    )
+    task = recipes.load_data(config)
+    recipe = recipes.translation(config, task)
+    model = recipe.build()
+    timings = iter([10.0] * 8 + [0.1] * 2)  # compile + time for 4 searches, then 2 again
+    monkeypatch.setattr(recipes, "_timed", lambda translate, chunk: next(timings))
+    chunks = [-(-n // recipes.EVAL_CHUNK) for n in (300, 400)]  # validation, test
+    with caplog.at_level("INFO", logger=recipes.logger.name):
+        first = recipe.prepare_evaluation(model)
+        assert first == pytest.approx(10.0 * chunks[0] * (4 * 128 + 256) / 300)  # the floors
+        assert "evaluation on 128 validation and 256 test pairs (of 300 and 400)" in caplog.text
+        again = recipe.remeasure_evaluation(model)
+    margin = recipes.REMEASURE_MARGIN
+    assert again == pytest.approx(0.1 * margin * chunks[0] * (4 * 300 + 400) / 300)
+    assert "evaluation on all 300 validation and 400 test pairs: timed again" in caplog.text
