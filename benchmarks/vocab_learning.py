@@ -3,10 +3,17 @@
 `WordPieceTokenizer.learn` runs tensorflow-text's learner at one count threshold per pass and
 searches for the threshold whose vocabulary is 0-5 % below the size asked. tensorflow-text's own
 `learn` halves the count range each pass; the package (`tokenizer._learn_pieces`) guesses on a
-log-log line. This script learns each side of a corpus both ways, alternating, in one process,
-and prints the passes, thresholds, sizes and seconds of each:
+log-log line, and counts the learner's first iteration once for every threshold it tries
+(`learner.ThresholdLearner`). This script learns each side of a corpus each way, alternating,
+in one process, and prints the passes, thresholds, sizes and seconds of each:
+
+- `tensorflow-text`: its `learn`;
+- `package`: `_learn_pieces`;
+- `package-per-pass`: `_learn_pieces` with every pass run by tensorflow-text's
+  `learn_with_thresh` (the search alone, before `ThresholdLearner`).
 
     python benchmarks/vocab_learning.py --data /tmp/corpora/anki-en-es/pairs.tsv --vocab-size 3500
+    python benchmarks/vocab_learning.py --data pairs.tsv --ways package-per-pass package
 """
 
 from __future__ import annotations
@@ -22,6 +29,12 @@ def main(argv=None) -> None:
     parser.add_argument("--vocab-size", type=int, default=3500)
     parser.add_argument("--pairs", type=int, default=0, help="first N lines only (0: all)")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument(
+        "--ways",
+        nargs="+",
+        default=["tensorflow-text", "package"],
+        choices=["tensorflow-text", "package", "package-per-pass"],
+    )
     args = parser.parse_args(argv)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
@@ -39,15 +52,26 @@ def main(argv=None) -> None:
         return learn_with_thresh(words, thresh, params)
 
     learner.learn_with_thresh = counted
+    fast = module.ThresholdLearner
+
+    class CountedLearner(fast):
+        def __call__(self, thresh):
+            passes.append(thresh)
+            return super().__call__(thresh)
+
+    def per_pass(words, params):
+        return lambda thresh: counted(words, thresh, params)
+
     for side, name in ((0, "source"), (1, "target")):
         counts = list(module.count_words(row[side] for row in rows).items())
         chars = {c for word, _ in counts for c in word}
         options = dict(lower_thresh=10, num_iterations=4, max_token_length=32)
         for _ in range(args.repeats):
-            for way in ("tensorflow-text", "package"):
+            for way in args.ways:
                 passes.clear()
+                module.ThresholdLearner = per_pass if way == "package-per-pass" else CountedLearner
                 start = time.perf_counter()
-                if way == "package":
+                if way != "tensorflow-text":
                     vocab = module._learn_pieces(
                         counts, args.vocab_size, max_unique_chars=len(chars), **options
                     )

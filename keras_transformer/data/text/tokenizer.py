@@ -28,6 +28,7 @@ import tensorflow_text as tf_text
 from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
 
 from keras_transformer._validation import check_positive_int
+from keras_transformer.data.text.learner import ThresholdLearner
 from keras_transformer.data.text.normalize import normalize_text_tensor
 from keras_transformer.errors import UserInputError
 
@@ -163,7 +164,7 @@ def _learn_pieces(word_counts: list[tuple[str, int]], vocab_size: int, **options
     allowed = learner.get_allowed_chars(counts, params.max_unique_chars)
     counts = learner.filter_input_words(counts, allowed, params.max_input_tokens)
     return _find_threshold(
-        lambda t: learner.learn_with_thresh(counts, t, params),
+        ThresholdLearner(counts, params),
         lower,
         upper,
         vocab_size,
