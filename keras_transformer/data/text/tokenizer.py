@@ -145,7 +145,9 @@ def _learn_pieces(word_counts: list[tuple[str, int]], vocab_size: int, **options
     learning pass each (12 passes, 46 s of the 68 s setup of a 95k-pair Anki run); the
     vocabulary's size falls about as a power of the threshold, so `_find_threshold` guesses
     the next threshold on a log-log line through the two nearest sizes, inside the bracket
-    found so far: 4 to 6 passes reach the same 5 % window."""
+    found so far: 4 to 6 passes reach the same 5 % window. It starts where the learner's first
+    iteration predicts the size (`ThresholdLearner.guess`), and each pass counts that first
+    iteration once for all thresholds (`ThresholdLearner`)."""
     params = learner.Params(
         upper_thresh=int(1e7),
         lower_thresh=options["lower_thresh"],
@@ -163,19 +165,18 @@ def _learn_pieces(word_counts: list[tuple[str, int]], vocab_size: int, **options
     counts = learner.get_input_words(word_counts, params.reserved_tokens, params.max_token_length)
     allowed = learner.get_allowed_chars(counts, params.max_unique_chars)
     counts = learner.filter_input_words(counts, allowed, params.max_input_tokens)
-    return _find_threshold(
-        ThresholdLearner(counts, params),
-        lower,
-        upper,
-        vocab_size,
-        params.slack_ratio,
-    )
+    learn = ThresholdLearner(counts, params)
+    return _find_threshold(learn, lower, upper, vocab_size, params.slack_ratio, guess=learn.guess)
 
 
-def _find_threshold(learn, lower: int, upper: int, vocab_size: int, slack_ratio: float):
+def _find_threshold(learn, lower: int, upper: int, vocab_size: int, slack_ratio: float, guess=None):
     """The vocabulary `learn(thresh)` for an integer `thresh` in [lower, upper] whose size is
     within `slack_ratio` below `vocab_size` (sizes fall as `thresh` rises); when none is, the
     largest one not above `vocab_size`, else the smallest one learnt.
+
+    Each threshold tried is `guess(size, learnt)` where given (`ThresholdLearner.guess`: from
+    the learner's first iteration), while it falls inside the bracket found so far and was not
+    tried; else the middle of the range in logs first, then `_next_threshold`'s line.
 
     >>> tried = []
     >>> def learn(thresh):  # a vocabulary of 100000 / thresh pieces
@@ -197,7 +198,18 @@ def _find_threshold(learn, lower: int, upper: int, vocab_size: int, slack_ratio:
     learnt = {}  # thresh -> size
     best_vocab, best_size, smallest = None, -1, None
     lo, hi = lower, upper  # the answer's thresh is in [lo, hi]
-    thresh = int(round(math.sqrt(max(lo, 1) * max(hi, 1))))
+    target = (low_slack + vocab_size) / 2
+
+    def next_thresh(lo, hi):  # the next threshold to try, in [lo, hi]
+        if guess is not None:
+            thresh = int(guess(target, learnt))
+            if lo <= thresh <= hi and thresh not in learnt:
+                return thresh
+        if not learnt:
+            return int(round(math.sqrt(max(lo, 1) * max(hi, 1))))
+        return _next_threshold(learnt, lo, hi, target)
+
+    thresh = next_thresh(lo, hi)
     while True:
         vocab = learn(thresh)
         size = learnt[thresh] = len(vocab)
@@ -213,7 +225,7 @@ def _find_threshold(learn, lower: int, upper: int, vocab_size: int, slack_ratio:
             hi = thresh - 1
         if lo > hi or thresh <= 1:
             return best_vocab if best_vocab is not None else smallest
-        thresh = _next_threshold(learnt, lo, hi, (low_slack + vocab_size) / 2)
+        thresh = next_thresh(lo, hi)
 
 
 def _next_threshold(learnt: dict[int, int], lo: int, hi: int, target: float) -> int:
