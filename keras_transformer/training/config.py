@@ -57,6 +57,11 @@ INIT_FROM_SIZES: tuple[str, ...] = (
 )
 """Sizes a translation run started `--init-from` another takes from it (given ones must match)."""
 
+DEFAULT_DROPOUT = 0.1
+"""Dropout where neither `--dropout` nor a rung's measured value (`planning.RUNG_DROPOUT`, on
+a task sized from its data) says otherwise: the paper's P_drop. The generated tasks train
+without (fresh examples: nothing to overfit)."""
+
 BUDGET_EPOCHS = 1000
 """The epoch cap of a `--time-budget` run: the budget, not the epochs, ends it."""
 
@@ -158,9 +163,9 @@ class TrainConfig:
                 setattr(self, name, value)
         if self.early_stopping_patience is None and self.time_budget is None:
             self.early_stopping_patience = 4
-        if self.dropout is None:
+        if self.dropout is None and self.task not in DATA_SIZED_TASKS:  # else: planning's
             # fresh examples of a rule: nothing to overfit (docs/performance.md)
-            self.dropout = 0.0 if self.task in GENERATED_TASKS else 0.1
+            self.dropout = 0.0 if self.task in GENERATED_TASKS else DEFAULT_DROPOUT
         if self.warmup_steps is None and not self.planned_schedule:
             self.warmup_steps = 1000  # the paper's schedule (--learning-rate given: unused)
         from keras_transformer.training.devices import check_strategy_options  # TensorFlow

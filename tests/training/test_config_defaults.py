@@ -11,9 +11,9 @@ def test_generated_tasks_train_without_dropout(task):
     assert TrainConfig(task=task).dropout == 0.0
 
 
-def test_real_text_keeps_dropout_and_leaves_sizes_to_the_data():
+def test_real_text_leaves_dropout_and_sizes_to_the_data():
     config = TrainConfig(task="tsv", data="pairs.tsv")
-    assert config.dropout == 0.1
+    assert config.dropout is None  # training.planning.default_dropout, once the sizes are known
     assert config.planned_schedule and config.sized_by_data
     # train fills these from the corpus (training.planning) and the warm-up with the schedule
     assert config.vocab_size is config.d_model is config.epochs is config.warmup_steps is None
