@@ -31,7 +31,9 @@ target token as all the layers below it. On 95k Anki pairs and ten CPU minutes, 
 **Schedule** (`choose_warmup`, `peak_learning_rate`): Adam on `BudgetSchedule`, a linear warm-up
 over 8 % of the expected steps (kept in [10, 4000]) to a peak of `7e-4 * sqrt(128 / d_model)`
 (2e-3 for the 2 x 64 rung of a run sized from its corpus, measured: `RUNG_PEAKS`),
-then a cosine decay to zero at the last expected step. Label smoothing and dropout 0.1.
+then a cosine decay to zero at the last expected step. Label smoothing 0.1; dropout 0.1,
+except for a rung measured without (`RUNG_DROPOUT`: the 2 x 64 rung) in a run that plans at
+most `FEW_PASSES` passes over its corpus (`default_dropout`).
 
 **Epochs**: with a budget, training runs until the budget (`epochs` is a cap of 1000); without
 one, enough epochs for about `TARGET_STEPS` updates, at least 3 and at most 30.
@@ -258,6 +260,7 @@ class TrainingPlan(NamedTuple):
     estimated_steps: int
     epochs: int
     budget_seconds: float | None
+    passes: float
 
 
 class SchedulePlan(NamedTuple):
@@ -343,25 +346,37 @@ en-es 6 passes 24.0 -> 27.8 BLEU greedy, 26.5 -> 28.7 with 4 beams; Anki en-fr 5
 
 RUNG_DROPOUT = {"tiny": 0.0}
 """Dropout measured for a rung on real corpora (`rung_of`), used where `--dropout` is not given
-on a task sized from its data; other rungs keep `DEFAULT_DROPOUT`. The 2 x 64 rung at 0 instead
-of 0.1, the same passes, 1,000 validation pairs (benchmarks/quality_ideas.py,
-docs/performance.md): Anki en-es 6 passes 27.8 -> 29.7 BLEU greedy, 28.7 -> 32.7 with 4
-beams; Anki en-fr 5 passes ... ; on 10k pairs of Anki en-es for 30 passes, where dropout
-would matter most: ... ."""
+on a task sized from its data and the plan makes at most `FEW_PASSES` passes over it; other
+runs keep `DEFAULT_DROPOUT`. The 2 x 64 rung at 0 instead of 0.1, the same passes, 1,000
+validation pairs (benchmarks/quality_ideas.py, docs/performance.md): Anki en-es 6 passes
+27.8 -> 29.7 BLEU greedy, 28.7 -> 32.7 with 4 beams; Anki en-fr 5 passes 31.2 -> 32.5 and
+33.5 -> 36.6."""
+
+FEW_PASSES = 7.0
+"""Planned passes over the training pairs (`TrainingPlan.passes`) up to which a rung's measured
+dropout applies. Without dropout the 2 x 64 rung overfits a small corpus seen many times: on
+10k Anki en-es pairs its validation loss was lowest after 7 of 30 passes and rose by a quarter
+by the end, where with 0.1 it still fell. The plan's pace is cautious: 7 planned passes were
+about 11 on an idle 2-core CPU (ten minutes: Anki en-es 3.7 planned, 5-7 made; Europarl 6.1
+planned, 11 made). Thirty minutes on the Anki files plans 7.4-11.2 passes and keeps 0.1."""
 
 
-def default_dropout(config) -> float:
-    """The dropout of a run that does not set it: the rung's measured value on a task sized from
-    its data (`RUNG_DROPOUT`, `rung_of`), else `DEFAULT_DROPOUT`.
+def default_dropout(config, passes: float | None = None) -> float:
+    """The dropout of a run that does not set it: on a task sized from its data, the rung's
+    measured value (`RUNG_DROPOUT`, `rung_of`) when the plan makes at most `FEW_PASSES`
+    `passes`; else `DEFAULT_DROPOUT`.
 
     >>> from types import SimpleNamespace
-    >>> tiny = dict(num_layers=2, d_model=64, num_heads=4, dff=256)
-    >>> default_dropout(SimpleNamespace(task="tsv", **tiny))
-    0.0
-    >>> default_dropout(SimpleNamespace(task="tsv", **{**tiny, "d_model": 128}))
+    >>> tiny = SimpleNamespace(task="tsv", num_layers=2, d_model=64, num_heads=4, dff=256)
+    >>> default_dropout(tiny, passes=3.7), default_dropout(tiny, passes=11.2)
+    (0.0, 0.1)
+    >>> default_dropout(SimpleNamespace(**{**vars(tiny), "d_model": 128}), passes=3.7)
     0.1
     """
-    return RUNG_DROPOUT.get(rung_of(config), DEFAULT_DROPOUT)
+    rung = rung_of(config)
+    if rung in RUNG_DROPOUT and passes is not None and passes <= FEW_PASSES:
+        return RUNG_DROPOUT[rung]
+    return DEFAULT_DROPOUT
 
 
 def peak_learning_rate(d_model: int, rung: str | None = None) -> float:
@@ -464,7 +479,9 @@ def plan_training(
         d_model=size.d_model,
         num_heads=size.num_heads,
         dff=size.dff,
-        dropout=RUNG_DROPOUT.get(size.name, DEFAULT_DROPOUT),
+        dropout=RUNG_DROPOUT.get(size.name, DEFAULT_DROPOUT)
+        if estimated_steps / steps_per_epoch <= FEW_PASSES
+        else DEFAULT_DROPOUT,
         label_smoothing=0.1,
         batch_size=batch_size,
         max_length=choose_max_length(stats),
@@ -473,6 +490,7 @@ def plan_training(
         estimated_steps=estimated_steps,
         epochs=epochs,
         budget_seconds=budget_seconds,
+        passes=round(estimated_steps / steps_per_epoch, 2),
     )
 
 
@@ -520,9 +538,11 @@ def resolve_sizes(config, task, init, recipe: str) -> tuple:
     sized = {}
     if init is not None and recipe in MEASURED_LENGTH:  # continue a translator
         config = dataclasses.replace(config, **init.inherited_sizes(config))
-    if config.sized_by_data:
+    plan, given_epochs = None, config.epochs
+    if config.sized_by_data or config.dropout is None:
         stats, budget = corpus_stats(task.train), config.time_budget
         plan = plan_training(stats, budget_seconds=budget, batch_size=config.batch_size)
+    if config.sized_by_data:
         sized = config.unset_sizes(plan)
         if recipe in MEASURED_LENGTH:  # chosen from the learnt pieces instead
             sized.pop("max_length", None)
@@ -530,14 +550,8 @@ def resolve_sizes(config, task, init, recipe: str) -> tuple:
         logger.info("sized from the %d training pairs: %s", len(task.train), chosen_text)
         config = dataclasses.replace(config, **sized)
     if config.dropout is None:  # a task sized from its data, --dropout not given
-        sized["dropout"] = default_dropout(config)
-        logger.info("dropout %g (%s)", sized["dropout"], _dropout_reason(config))
+        passes = plan.passes if given_epochs is None or config.time_budget else given_epochs
+        sized["dropout"] = default_dropout(config, passes)
+        logger.info("dropout %g (%.1f passes planned)", sized["dropout"], passes)
         config = dataclasses.replace(config, dropout=sized["dropout"])
     return config, sized
-
-
-def _dropout_reason(config) -> str:
-    rung = rung_of(config)
-    if rung in RUNG_DROPOUT:
-        return f"measured for the {config.num_layers} x {config.d_model} rung"
-    return "the default"

@@ -152,20 +152,23 @@ def test_a_measured_peak_applies_only_to_its_rung_on_data_sized_runs(task, layer
 @pytest.mark.parametrize(
     "given, dropout",
     [
-        ({}, 0.0),  # sized from the corpus: the 2 x 64 rung, its measured dropout
+        ({}, 0.0),  # sized from the corpus: the 2 x 64 rung, few passes: its measured dropout
+        ({"time_budget": 600.0}, 0.1),  # 400 pairs for ten minutes: many passes
+        ({"time_budget": None, "epochs": 3}, 0.0),  # without a budget: the epochs given
+        ({"time_budget": None, "epochs": 20}, 0.1),
         ({"num_layers": 3, "d_model": 128, "num_heads": 4, "dff": 512}, 0.1),  # none measured
         ({"d_model": 64, "dff": 128}, 0.1),  # not a rung's layers
         ({"dropout": 0.3}, 0.3),  # given: kept
         ({"dropout": 0.1}, 0.1),
     ],
 )
-def test_dropout_is_the_rungs_measured_value_unless_given(given, dropout):
+def test_dropout_is_the_rungs_measured_value_for_few_passes_unless_given(given, dropout):
     from keras_transformer.data.tasks.task import Task
     from keras_transformer.training.config import TrainConfig
 
     pairs = [(f"a b c {i}", f"x y z {i}") for i in range(400)]
     task = Task("tsv", "en", "xx", train=pairs, validation=pairs[:10], test=pairs[:10])
-    config = TrainConfig(task="tsv", data="p.tsv", time_budget=600.0, **given)
+    config = TrainConfig(task="tsv", data="p.tsv", **{"time_budget": 1.0, **given})
     resolved, sized = planning.resolve_sizes(config, task, None, "translation")
     assert resolved.dropout == dropout
     assert ("dropout" in sized) == ("dropout" not in given)
