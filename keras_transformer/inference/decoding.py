@@ -77,6 +77,27 @@ def best_decoding(scores: dict[Decoding, float]) -> Decoding:
     return best
 
 
+def validation_score(
+    translate: Callable[[list[str]], list[str]], pairs: Sequence[tuple[str, str]]
+) -> tuple[str, float]:
+    """`(metric, score)` of `translate(sources)` against the references of `pairs`: corpus BLEU
+    (sacrebleu), or chrF where most references are shorter than four words and BLEU means
+    nothing (`training.recipes.bleu_score`); rounded to 2 decimals.
+
+    >>> validation_score(lambda texts: texts, [("a b c d e", "a b c d e")])
+    ('BLEU', 100.0)
+    """
+    import sacrebleu
+
+    from keras_transformer.data.text.normalize import normalize_text
+
+    sources = [source for source, _ in pairs]
+    references = [normalize_text(target) for _, target in pairs]
+    metric = "chrF" if short_references(references) > len(references) / 2 else "BLEU"
+    score_of = sacrebleu.corpus_chrf if metric == "chrF" else sacrebleu.corpus_bleu
+    return metric, round(float(score_of(translate(sources), [references]).score), 2)
+
+
 def choose_decoding(
     translate: Callable[[list[str], Decoding], list[str]],
     pairs: Sequence[tuple[str, str]],
@@ -95,20 +116,12 @@ def choose_decoding(
     Returns:
         `(decoding, record)`; `record` names the metric, the pairs and every candidate's score.
     """
-    import sacrebleu
-
-    from keras_transformer.data.text.normalize import normalize_text
-
     if not pairs:
         raise ValueError("choose_decoding needs validation pairs; the validation split is empty")
-    sources = [source for source, _ in pairs]
-    references = [normalize_text(target) for _, target in pairs]
-    metric = "chrF" if short_references(references) > len(references) / 2 else "BLEU"
-    score_of = sacrebleu.corpus_chrf if metric == "chrF" else sacrebleu.corpus_bleu
-    scores = {}
+    scores, metric = {}, None
     for decoding in candidates:
-        outputs = translate(sources, decoding)
-        scores[Decoding(*decoding)] = round(float(score_of(outputs, [references]).score), 2)
+        metric, score = validation_score(lambda texts, d=decoding: translate(texts, d), pairs)
+        scores[Decoding(*decoding)] = score
     chosen = best_decoding(scores)
     record = {
         "beam_size": chosen.beam_size,

@@ -37,6 +37,8 @@ class FitResult:
         steps: optimizer updates made, over the whole run.
         stop_reason: why training ended before its last epoch (early stopping, converged, a
             time budget), or None.
+        last_weights: the path of the weights training ended with, where `fit_run` was asked to
+            keep them (`keep_last`) and they are not the best checkpoint's; else None.
     """
 
     seconds: float
@@ -45,6 +47,7 @@ class FitResult:
     best_weights: str
     steps: int = 0
     stop_reason: str | None = None
+    last_weights: str | None = None
 
     def metrics(self, model: keras.Model) -> dict:
         """The entries every `metrics.json` has: time, epochs, NaN stop, parameters."""
@@ -97,6 +100,7 @@ def fit_run(
     callbacks: list | None = None,
     verbose: int | None = None,
     clock=None,
+    keep_last: bool = False,
 ) -> FitResult:
     """Fits `model` (compiled) with the run directory's callbacks; see the module docstring.
 
@@ -113,6 +117,9 @@ def fit_run(
         verbose: `model.fit`'s; None: a progress bar on a terminal, else one line per epoch
             (0 when a `TimeBudget(progress=True)` reports instead).
         clock: a `wallclock.RunClock`: the run's wall seconds are kept in `state.json` too.
+        keep_last: also keep the weights training ended with, in `checkpoints/last.weights.h5`
+            (`FitResult.last_weights`), where they differ from the best checkpoint's: a recipe
+            may choose them instead (`Recipe.choose_weights`).
 
     Returns:
         A `FitResult`. The model holds the best weights.
@@ -127,12 +134,14 @@ def fit_run(
     if state.get("fit_finished") and os.path.exists(best):
         # Interrupted after fitting (evaluation, plots): the fit is not run again.
         model.load_weights(best)
+        last = os.path.join(run_dir, "checkpoints", LAST_WEIGHTS)
         return FitResult(
             float(state.get("train_seconds", 0.0)),
             int(state.get("epochs_run", 0)),
             bool(state.get("stopped_on_nan")),
             best,
             int(state.get("steps", 0)),
+            last_weights=last if keep_last and os.path.exists(last) else None,
         )
     history_csv, logs = os.path.join(run_dir, "history.csv"), os.path.join(run_dir, "logs")
     accounting = run_callbacks.RunAccounting(run_dir, clock=clock)
@@ -177,8 +186,15 @@ def fit_run(
             )
         message = "training stopped: the loss became NaN. Keeping the last good checkpoint %s."
         logger.warning(message, best)
+    last = None
+    if keep_last and not diverged and os.path.exists(best):
+        last = os.path.join(run_dir, "checkpoints", LAST_WEIGHTS)
+        model.save_weights(last)
     if os.path.exists(best):
         model.load_weights(best)
+        if last is not None and _same_weights(model, last):
+            os.remove(last)  # the last epoch was the best
+            last = None
     reason = None
     if accounting.epochs_run < epochs and not diverged:
         reason = _stop_reason(early, converged, callbacks, early_stopping_patience)
@@ -186,7 +202,24 @@ def fit_run(
             rundir.progress_logger.info(
                 "training stopped early after epoch %d: %s", accounting.epochs_run, reason
             )
-    return FitResult(accounting.train_seconds, accounting.epochs_run, diverged, best, steps, reason)
+    return FitResult(
+        accounting.train_seconds, accounting.epochs_run, diverged, best, steps, reason, last
+    )
+
+
+LAST_WEIGHTS = "last.weights.h5"
+"""Under `checkpoints/`: the weights a fit ended with (`fit_run(keep_last=True)`)."""
+
+
+def _same_weights(model: keras.Model, path: str) -> bool:
+    """Whether the weights file `path` holds `model`'s weights (the model is left as it was)."""
+    import numpy as np
+
+    held = model.get_weights()
+    model.load_weights(path)
+    same = all(np.array_equal(a, b) for a, b in zip(held, model.get_weights(), strict=True))
+    model.set_weights(held)
+    return same
 
 
 def _stop_reason(early, converged, callbacks, patience: int) -> str | None:

@@ -10,6 +10,7 @@ import dataclasses
 import logging
 import math
 import os
+import shutil
 import time
 import warnings
 from collections.abc import Callable
@@ -42,6 +43,7 @@ from keras_transformer.inference.decoding import (
     GREEDY,
     choose_decoding,
     short_references,
+    validation_score,
 )
 from keras_transformer.inference.translator import PrefixTranslator
 from keras_transformer.models.config import TransformerConfig
@@ -85,6 +87,9 @@ class Recipe:
         remeasure_evaluation: `model -> seconds`, between epochs near a budget's end: the same
             estimate with the weights trained so far (`callbacks.TimeBudget`'s
             `update_reserve`).
+        choose_weights: `(model, fit) -> dict`, right after training: the weights the run keeps
+            (the model holds them after it), between the best checkpoint's and the last
+            (`fitting.fit_run(keep_last=True)`); what it returns goes into `metrics.json`.
     """
 
     build: Callable[[], keras.Model]
@@ -100,6 +105,7 @@ class Recipe:
     sizes: dict = dataclasses.field(default_factory=dict)
     prepare_evaluation: Callable[[keras.Model], float] | None = None
     remeasure_evaluation: Callable[[keras.Model], float] | None = None
+    choose_weights: Callable[[keras.Model, Any], dict] | None = None
     test_batches: int = 0
 
 
@@ -367,8 +373,10 @@ def translation(config, task: data.Task, init=None) -> Recipe:
         if not all_choice:
             return each[GREEDY]
 
-        def seconds(choice, test):  # per validation pair, all candidates; per test pair, one
-            return (sum(each.values()) * choice + max(each.values()) * test) / len(all_choice)
+        def seconds(choice, test):  # per validation pair: two greedy searches to choose the
+            # weights (`choose_weights`), then every candidate; per test pair, one
+            per_choice = sum(each.values()) + 2 * each[GREEDY]
+            return (per_choice * choice + max(each.values()) * test) / len(all_choice)
 
         full = seconds(len(all_choice), len(all_test))
         choice, test = fit_evaluation(len(all_choice), len(all_test), full, config.time_budget)
@@ -423,6 +431,50 @@ def translation(config, task: data.Task, init=None) -> Recipe:
         }
         return planned_seconds(each)
 
+    def choose_weights(model, fit):
+        """The checkpoint with the lowest validation loss (the model holds it) or the weights
+        training ended with (`fit.last_weights`), whichever translates the first validation
+        pairs better with greedy search: a label-smoothed loss that rises while BLEU still
+        climbs (a small corpus seen many times) keeps the last. The chosen weights become
+        `checkpoints/best.weights.h5`, which a resumed run loads."""
+        if fit.last_weights is None:
+            return {}
+        if not choice_pairs:  # nothing to choose on: the lowest validation loss
+            os.remove(fit.last_weights)
+            return {}
+
+        def greedy(texts):
+            return translate_in_chunks(search(model, GREEDY), texts)
+
+        metric, lowest = validation_score(greedy, choice_pairs)
+        kept = model.get_weights()
+        model.load_weights(fit.last_weights)
+        _, last = validation_score(greedy, choice_pairs)
+        if last > lowest:
+            shutil.copyfile(fit.last_weights, fit.best_weights)
+        else:
+            model.set_weights(kept)
+        os.remove(fit.last_weights)
+        chosen = "last" if last > lowest else "lowest validation loss"
+        logger.info(
+            "weights kept: %s (greedy %s on %d validation pairs: %.2f with the lowest "
+            "validation loss, %.2f with the last)",
+            chosen,
+            metric,
+            len(choice_pairs),
+            lowest,
+            last,
+        )
+        return {
+            "weights": {
+                "chosen": chosen,
+                "metric": metric,
+                "lowest_validation_loss": lowest,
+                "last": last,
+                "chosen_on": f"the first {len(choice_pairs)} validation pairs, greedy search",
+            }
+        }
+
     def plot(model, plots_dir):
         sample = task.test[0][0]
         found = attention_maps.cross_attention(model, config.model, source, target, sample)
@@ -447,6 +499,7 @@ def translation(config, task: data.Task, init=None) -> Recipe:
         sizes=sizes,
         prepare_evaluation=evaluation_seconds,
         remeasure_evaluation=remeasure_seconds,
+        choose_weights=choose_weights,
         test_batches=int(test_ds.cardinality()),
     )
 

@@ -184,18 +184,21 @@ def _train(
         callbacks=callbacks,
         verbose=0 if callbacks else None,
         clock=clock,
+        keep_last=recipe.choose_weights is not None,
     )
     if budget is not None:
         _report_budget_end(config, budget, fit, setup_seconds, epoch_seconds, clock.prior_seconds)
-    # 10. Evaluate and write: model.keras, plots, metrics.json last.
+    # 10. Evaluate and write: the weights kept, model.keras, plots, metrics.json last.
     evaluation_started = clock.elapsed()
     set_stage("while saving and evaluating the model (training is done)")
+    chosen = recipe.choose_weights(model, fit) if recipe.choose_weights is not None else {}
     model.save(written.file("model.keras"))
     kill_point("before_plots")  # test hook (callbacks.kill_point): no-op unless set
     logger.info("training done (%d epochs in all); evaluating on the test split", fit.epochs_run)
     metrics = {
         "architecture": config.architecture,
         **recipe.evaluate(model, fit),
+        **chosen,
         **fit.metrics(model),
         "num_test": len(task.test),
     }

@@ -145,3 +145,37 @@ def test_an_early_stop_says_why_in_one_line_shown_by_default(tmp_path, caplog):
     import logging
 
     assert logging.getLogger("keras_transformer.progress").level == logging.INFO
+
+
+def test_keep_last_keeps_the_weights_training_ended_with_where_they_are_not_the_best(tmp_path):
+    # val_loss is lowest at epoch 2 of 6: the model holds epoch 2's weights, and the weights of
+    # epoch 5 are kept beside them for a recipe to choose (Recipe.choose_weights).
+    model = linear_model()
+    result = fit_run(
+        model,
+        train_data(),
+        VAL,
+        run_dir=str(tmp_path / "run"),
+        epochs=6,
+        early_stopping_patience=10,
+        tensorboard=False,
+        keep_last=True,
+    )
+    assert result.last_weights == str(tmp_path / "run" / "checkpoints" / "last.weights.h5")
+    assert model.evaluate(VAL, verbose=0) == pytest.approx(best_val_loss(tmp_path / "run"))
+    last = linear_model()
+    last.load_weights(result.last_weights)
+    assert float(last.get_weights()[0][0, 0]) > float(model.get_weights()[0][0, 0]) > 0.7
+    # Two epochs: the last is the best, so no second file.
+    short = fit_run(
+        linear_model(),
+        train_data(),
+        VAL,
+        run_dir=str(tmp_path / "short"),
+        epochs=2,
+        early_stopping_patience=10,
+        tensorboard=False,
+        keep_last=True,
+    )
+    assert short.last_weights is None
+    assert not (tmp_path / "short" / "checkpoints" / "last.weights.h5").exists()

@@ -299,7 +299,9 @@ def test_a_budget_scales_the_evaluation_to_its_share(choice, test, seconds, budg
 
 def test_the_evaluation_timed_again_with_shorter_decoding_gets_its_pairs_back(monkeypatch, caplog):
     # Before training every search is timed at 10 s a chunk (an untrained model decodes to
-    # max_length): the evaluation would take far more than 8 % of the budget, so fewer pairs.
+    # max_length): the evaluation (two greedy searches to choose the weights, then the four
+    # candidates on validation pairs, one on test pairs) would take far more than 8 % of the
+    # budget, so fewer pairs.
     # Timed again (trained weights stop early) at 0.1 s a chunk, it fits: all pairs again, and
     # the estimate is the new timing times the margin, never above the first one.
     config = TrainConfig(
@@ -313,9 +315,49 @@ def test_the_evaluation_timed_again_with_shorter_decoding_gets_its_pairs_back(mo
     chunks = [-(-n // recipes.EVAL_CHUNK) for n in (300, 400)]  # validation, test
     with caplog.at_level("INFO", logger=recipes.logger.name):
         first = recipe.prepare_evaluation(model)
-        assert first == pytest.approx(10.0 * chunks[0] * (4 * 128 + 256) / 300)  # the floors
+        assert first == pytest.approx(10.0 * chunks[0] * (6 * 128 + 256) / 300)  # the floors
         assert "evaluation on 128 validation and 256 test pairs (of 300 and 400)" in caplog.text
         again = recipe.remeasure_evaluation(model)
     margin = recipes.REMEASURE_MARGIN
-    assert again == pytest.approx(0.1 * margin * chunks[0] * (4 * 300 + 400) / 300)
+    assert again == pytest.approx(0.1 * margin * chunks[0] * (6 * 300 + 400) / 300)
     assert "evaluation on all 300 validation and 400 test pairs: timed again" in caplog.text
+
+
+@pytest.mark.parametrize("lowest, last, chosen", [(10.0, 20.0, "last"), (20.0, 10.0, None)])
+def test_the_weights_kept_are_those_that_translate_the_validation_pairs_better(
+    monkeypatch, tmp_path, lowest, last, chosen
+):
+    # The model holds the checkpoint with the lowest validation loss; the weights training ended
+    # with are in another file. Greedy BLEU on the validation pairs decides (here faked), the
+    # kept ones become best.weights.h5 (what a resumed run loads) and the last file goes.
+    from keras_transformer.training.fitting import FitResult
+
+    config = TrainConfig(task="numbers", num_train=600, num_validation=50, num_test=50, **SMALL)
+    task = recipes.load_data(config)
+    recipe = recipes.translation(config, task)
+    model = recipe.build()
+    best, last_path = str(tmp_path / "best.weights.h5"), str(tmp_path / "last.weights.h5")
+    model.save_weights(best)
+    lowest_weights = model.get_weights()
+    model.set_weights([w + 1.0 for w in lowest_weights])
+    model.save_weights(last_path)
+    last_weights = model.get_weights()
+    model.set_weights(lowest_weights)
+    scores = iter([lowest, last])
+    monkeypatch.setattr(
+        recipes, "validation_score", lambda translate, pairs: ("BLEU", next(scores))
+    )
+    fit = FitResult(1.0, 2, False, best, 10, None, last_path)
+    record = recipe.choose_weights(model, fit)["weights"]
+    expected = last_weights if chosen == "last" else lowest_weights
+    for held, wanted in zip(model.get_weights(), expected, strict=True):
+        np.testing.assert_array_equal(held, wanted)
+    model.set_weights(lowest_weights if chosen == "last" else last_weights)
+    model.load_weights(best)  # the file a resumed run loads holds the same choice
+    for held, wanted in zip(model.get_weights(), expected, strict=True):
+        np.testing.assert_array_equal(held, wanted)
+    assert record["chosen"] == (chosen or "lowest validation loss")
+    assert (record["lowest_validation_loss"], record["last"]) == (lowest, last)
+    assert not (tmp_path / "last.weights.h5").exists()
+    no_last = FitResult(1.0, 2, False, best, 10, None, None)  # the last epoch was the best
+    assert recipe.choose_weights(model, no_last) == {}
