@@ -1,14 +1,17 @@
-"""Training throughput on a real corpus at several batch sizes (and XLA off/on), in one process.
+"""Training throughput on a real corpus at several batch sizes, XLA off/on and precisions, in one
+process.
 
 What a `train --task tsv --time-budget` run of the 2 x 64 rung spends its budget on: the
 step of `model.fit` on length-bucketed batches of real sentence pairs. Each variant (batch
-size x XLA) gets its own model and dataset; the variants take turns, a chunk of steps each,
-for `--repeats` rounds, so that a noisy machine slows them alike. Printed: target tokens
+size, XLA, precision) gets its own model and dataset; the variants take turns, a chunk of steps
+each, for `--repeats` rounds, so that a noisy machine slows them alike. Printed: target tokens
 (non-padding labels) per second, the median over the rounds, and the ratio to the first
 variant.
 
     python benchmarks/batch_throughput.py --data /tmp/corpora/anki-en-es/pairs.tsv \\
         --batches 64 128 256 --xla off on --steps 40 --repeats 3
+    python benchmarks/batch_throughput.py --data pairs.tsv --pairs 100000 --batches 64 \\
+        --xla off on --precision float32 mixed_bfloat16
 """
 
 from __future__ import annotations
@@ -27,11 +30,13 @@ import keras_transformer as kt  # noqa: E402
 from keras_transformer.data.tasks.tsv import read_tsv  # noqa: E402
 
 
-def variant(pairs, source, target, *, batch_size, xla, sizes, max_length):
+def variant(pairs, source, target, *, batch_size, xla, precision, sizes, max_length):
     keras.utils.set_random_seed(0)
+    keras.mixed_precision.set_global_policy(precision)  # the layers built next keep it
     model = kt.models.build_transformer(
         source.vocab_size, target.vocab_size, max_length=max_length, **sizes
     )
+    keras.mixed_precision.set_global_policy("float32")
     model.compile(
         optimizer=kt.training.make_optimizer(sizes["d_model"], warmup_steps=500),
         loss=kt.training.MaskedSparseCategoricalCrossentropy(label_smoothing=0.1),
@@ -65,6 +70,9 @@ def main(argv=None) -> None:
     parser.add_argument("--pairs", type=int, default=20000, help="training pairs used")
     parser.add_argument("--batches", type=int, nargs="+", default=[64, 128, 256])
     parser.add_argument("--xla", nargs="+", choices=("off", "on"), default=["off"])
+    parser.add_argument(
+        "--precision", nargs="+", choices=("float32", "mixed_bfloat16"), default=["float32"]
+    )
     parser.add_argument("--steps", type=int, default=40, help="steps per variant per round")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--vocab-size", type=int, default=3500)
@@ -76,7 +84,7 @@ def main(argv=None) -> None:
     target = kt.data.WordPieceTokenizer.learn([t for _, t in pairs], args.vocab_size)
     sizes = {"num_layers": 2, "d_model": 64, "num_heads": 4, "dff": 256}
     print(f"{len(pairs)} pairs, vocabularies {source.vocab_size} / {target.vocab_size}, {sizes}")
-    names = [(b, x == "on") for x in args.xla for b in args.batches]
+    names = [(b, x == "on", p) for p in args.precision for x in args.xla for b in args.batches]
     built = {
         name: variant(
             pairs,
@@ -84,6 +92,7 @@ def main(argv=None) -> None:
             target,
             batch_size=name[0],
             xla=name[1],
+            precision=name[2],
             sizes=sizes,
             max_length=args.max_length,
         )
@@ -98,12 +107,14 @@ def main(argv=None) -> None:
             rates[name].append(tokens / seconds)
         print(f"round {round_ + 1}: " + ", ".join(f"{r[-1]:.0f}" for r in rates.values()))
     first = statistics.median(rates[names[0]])
-    print("\n| batch | XLA | target tokens / s (median) | ratio |\n|---:|---|---:|---:|")
+    print(
+        "\n| batch | XLA | precision | target tokens / s (median) | ratio |\n"
+        "|---:|---|---|---:|---:|"
+    )
     for name in names:
         median = statistics.median(rates[name])
-        print(
-            f"| {name[0]} | {'on' if name[1] else 'off'} | {median:,.0f} | {median / first:.2f}x |"
-        )
+        xla = "on" if name[1] else "off"
+        print(f"| {name[0]} | {xla} | {name[2]} | {median:,.0f} | {median / first:.2f}x |")
 
 
 if __name__ == "__main__":
