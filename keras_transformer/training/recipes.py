@@ -408,9 +408,12 @@ def translation(config, task: data.Task, init=None) -> Recipe:
         them); an upper bound, as an untrained model decodes every row to max_length."""
         if not all_choice:
             measured[GREEDY] = decoding_seconds(search(model, GREEDY), [s for s, _ in all_test])
-        else:
-            sources = [s for s, _ in all_choice]
-            measured.update({d: decoding_seconds(search(model, d), sources) for d in CANDIDATES})
+        else:  # every beam search of a size costs the same: alpha only ranks finished beams
+            sources, by_beam = [s for s, _ in all_choice], {}
+            for decoding in CANDIDATES:
+                if decoding.beam_size not in by_beam:
+                    by_beam[decoding.beam_size] = decoding_seconds(search(model, decoding), sources)
+                measured[decoding] = by_beam[decoding.beam_size]
         return planned_seconds(measured)
 
     def remeasure_seconds(model):

@@ -310,7 +310,7 @@ def test_the_evaluation_timed_again_with_shorter_decoding_gets_its_pairs_back(mo
     task = recipes.load_data(config)
     recipe = recipes.translation(config, task)
     model = recipe.build()
-    timings = iter([10.0] * 8 + [0.1] * 2)  # compile + time for 4 searches, then 2 again
+    timings = iter([10.0] * 4 + [0.1] * 2)  # compile + time greedy and beam, then again
     monkeypatch.setattr(recipes, "_timed", lambda translate, chunk: next(timings))
     chunks = [-(-n // recipes.EVAL_CHUNK) for n in (300, 400)]  # validation, test
     with caplog.at_level("INFO", logger=recipes.logger.name):
