@@ -2,6 +2,7 @@
 completion marker (`metrics.json`) last, and small data trains."""
 
 import json
+import shutil
 
 import pytest
 
@@ -31,9 +32,28 @@ def test_bad_settings_fail_before_the_run_directory_exists(tmp_path):
     assert not out.exists()
 
 
-def test_a_failing_overwrite_leaves_the_finished_run_as_it_was(tmp_path):
+@pytest.fixture(scope="module")
+def resumed_run(tmp_path_factory):
+    """A run stopped while plotting (here: an error), then the same run again: what the stop
+    left, and the finished run (one run shared by the tests below)."""
+    out = tmp_path_factory.mktemp("run_writes") / "run"
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt("stopped while plotting")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(run_module, "plot_run_curves", stopped)
+        with pytest.raises(KeyboardInterrupt):
+            train(TrainConfig(out=str(out), **TINY))
+    left = {"model.keras": (out / "model.keras").exists()}
+    left["metrics.json"] = (out / "metrics.json").exists()
+    metrics = train(TrainConfig(out=str(out), **TINY))
+    return out, left, metrics
+
+
+def test_a_failing_overwrite_leaves_the_finished_run_as_it_was(resumed_run, tmp_path):
     out = tmp_path / "run"
-    train(TrainConfig(out=str(out), **TINY))
+    shutil.copytree(resumed_run[0], out)  # a finished run of its own
     before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     with pytest.raises(ValueError, match="vocab_size=1"):
         train(TrainConfig(out=str(out), vocab_size=1, overwrite=True, **TINY))
@@ -41,20 +61,11 @@ def test_a_failing_overwrite_leaves_the_finished_run_as_it_was(tmp_path):
     assert after == before
 
 
-def test_metrics_json_is_written_after_the_plots(tmp_path, monkeypatch):
-    """A stop while plotting (here: an error) leaves no completion marker, so the
-    same command resumes the run instead of taking it as finished."""
-    out = tmp_path / "run"
-
-    def stopped(*args, **kwargs):
-        raise KeyboardInterrupt("stopped while plotting")
-
-    monkeypatch.setattr(run_module, "plot_run_curves", stopped)
-    with pytest.raises(KeyboardInterrupt):
-        train(TrainConfig(out=str(out), **TINY))
-    assert (out / "model.keras").exists() and not (out / "metrics.json").exists()
-    monkeypatch.undo()
-    metrics = train(TrainConfig(out=str(out), **TINY))
+def test_metrics_json_is_written_after_the_plots(resumed_run):
+    """A stop while plotting leaves no completion marker, so the same command resumes the run
+    instead of taking it as finished."""
+    out, left, metrics = resumed_run
+    assert left == {"model.keras": True, "metrics.json": False}
     assert json.loads((out / "metrics.json").read_text()) == json.loads(json.dumps(metrics))
     assert (out / "plots" / "history.png").exists()
 
