@@ -363,7 +363,7 @@ def translation(config, task: data.Task, init=None) -> Recipe:
         return metrics
 
     all_choice, all_test = choice_pairs, test_pairs
-    measured = {}  # Decoding -> seconds over all of `all_choice` (or `all_test`), untrained
+    untrained = {}  # Decoding -> seconds over all of `all_choice` (or `all_test`), untrained
 
     def planned_seconds(each: dict) -> float:
         """The evaluation's seconds from `each` search's seconds; under a budget, fewer pairs
@@ -407,14 +407,14 @@ def translation(config, task: data.Task, init=None) -> Recipe:
         """Seconds of the evaluation's searches, measured on a chunk of each (which compiles
         them); an upper bound, as an untrained model decodes every row to max_length."""
         if not all_choice:
-            measured[GREEDY] = decoding_seconds(search(model, GREEDY), [s for s, _ in all_test])
+            untrained[GREEDY] = decoding_seconds(search(model, GREEDY), [s for s, _ in all_test])
         else:  # every beam search of a size costs the same: alpha only ranks finished beams
             sources, by_beam = [s for s, _ in all_choice], {}
             for decoding in CANDIDATES:
                 if decoding.beam_size not in by_beam:
                     by_beam[decoding.beam_size] = decoding_seconds(search(model, decoding), sources)
-                measured[decoding] = by_beam[decoding.beam_size]
-        return planned_seconds(measured)
+                untrained[decoding] = by_beam[decoding.beam_size]
+        return planned_seconds(untrained)
 
     def remeasure_seconds(model):
         """`evaluation_seconds` with the weights trained so far, which stop decoding near the
@@ -424,13 +424,13 @@ def translation(config, task: data.Task, init=None) -> Recipe:
         sources = [s for s, _ in (all_choice or all_test)][:EVAL_CHUNK]
         chunks = math.ceil(len(all_choice or all_test) / EVAL_CHUNK)
         timed = {}
-        for decoding in measured:
+        for decoding in untrained:
             key = decoding.beam_size
             if key not in timed:
                 timed[key] = _timed(search(model, decoding), sources) * chunks
         each = {
             d: min(seconds, REMEASURE_MARGIN * timed[d.beam_size])
-            for d, seconds in measured.items()
+            for d, seconds in untrained.items()
         }
         return planned_seconds(each)
 

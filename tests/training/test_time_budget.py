@@ -40,7 +40,8 @@ def test_sizes_left_out_come_from_the_data_and_given_ones_win(pairs_tsv, tmp_pat
     assert main(argv) == 0
     config, metrics = run_files(out)
     chosen = config["sized_from_data"]
-    assert set(chosen) == {"vocab_size", "max_length"}  # the rest was given
+    assert set(chosen) == {"vocab_size", "max_length", "dropout"}  # the rest was given
+    assert chosen["dropout"] == 0.1 == config["dropout"]  # not the 2 x 64 rung
     assert (config["d_model"], config["num_layers"], config["epochs"]) == (32, 1, 2)
     # 600 short pairs of few words: the smallest length of the rules; the vocabulary the
     # corpus has (under the smallest rule, 1000), recorded as learnt
