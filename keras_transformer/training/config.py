@@ -202,8 +202,9 @@ class TrainConfig:
                 f"--architecture {self.architecture} runs on one device in float32; drop "
                 f"--strategy {self.strategy} / --mixed-precision {self.mixed_precision}."
             )
-        if not self.sized_by_data:
-            model_config(self)  # the sizes are checked before minutes of data work
+        if not self.sized_by_data:  # the sizes are checked before minutes of data work; an
+            # unset dropout (a data-sized task) is chosen with them (planning.default_dropout)
+            model_config(self, dropout=DEFAULT_DROPOUT if self.dropout is None else self.dropout)
         elif isinstance(self.d_model, int) and isinstance(self.num_heads, int):
             if 0 < self.num_heads <= self.d_model:
                 # both given, the rest from the data

@@ -45,16 +45,11 @@ def train_data(stop_at_epoch=None):
 VAL = tf.data.Dataset.from_tensors((np.ones((4, 1), "float32"), np.ones((4, 1), "float32")))
 
 
-def fit(run_dir, train):
-    return fit_run(
-        linear_model(),
-        train,
-        VAL,
-        run_dir=str(run_dir),
-        epochs=6,
-        early_stopping_patience=10,
-        tensorboard=False,
-    )
+def fit(run_dir, train, model=None, **options):
+    """`fit_run` of the linear model on `train` for 6 epochs (patience 10), or as `options` say."""
+    options = {"epochs": 6, "early_stopping_patience": 10, **options}
+    model = model or linear_model()
+    return fit_run(model, train, VAL, run_dir=str(run_dir), tensorboard=False, **options)
 
 
 def best_val_loss(run_dir):
@@ -125,15 +120,7 @@ def test_a_resumed_callback_must_beat_the_logged_best(tmp_path):
 def test_an_early_stop_says_why_in_one_line_shown_by_default(tmp_path, caplog):
     # val_loss falls, then rises: patience 2 stops two epochs after its lowest, before 6.
     with caplog.at_level("INFO", logger="keras_transformer.progress"):
-        result = fit_run(
-            linear_model(),
-            train_data(),
-            VAL,
-            run_dir=str(tmp_path / "run"),
-            epochs=6,
-            early_stopping_patience=2,
-            tensorboard=False,
-        )
+        result = fit(tmp_path / "run", train_data(), early_stopping_patience=2)
     assert result.epochs_run < 6
     assert result.stop_reason == "val_loss did not improve for 2 epochs (early stopping)"
     lines = [r.getMessage() for r in caplog.records if r.name == "keras_transformer.progress"]
@@ -151,31 +138,13 @@ def test_keep_last_keeps_the_weights_training_ended_with_where_they_are_not_the_
     # val_loss is lowest at epoch 2 of 6: the model holds epoch 2's weights, and the weights of
     # epoch 5 are kept beside them for a recipe to choose (Recipe.choose_weights).
     model = linear_model()
-    result = fit_run(
-        model,
-        train_data(),
-        VAL,
-        run_dir=str(tmp_path / "run"),
-        epochs=6,
-        early_stopping_patience=10,
-        tensorboard=False,
-        keep_last=True,
-    )
+    result = fit(tmp_path / "run", train_data(), model, keep_last=True)
     assert result.last_weights == str(tmp_path / "run" / "checkpoints" / "last.weights.h5")
     assert model.evaluate(VAL, verbose=0) == pytest.approx(best_val_loss(tmp_path / "run"))
     last = linear_model()
     last.load_weights(result.last_weights)
     assert float(last.get_weights()[0][0, 0]) > float(model.get_weights()[0][0, 0]) > 0.7
     # Two epochs: the last is the best, so no second file.
-    short = fit_run(
-        linear_model(),
-        train_data(),
-        VAL,
-        run_dir=str(tmp_path / "short"),
-        epochs=2,
-        early_stopping_patience=10,
-        tensorboard=False,
-        keep_last=True,
-    )
+    short = fit(tmp_path / "short", train_data(), epochs=2, keep_last=True)
     assert short.last_weights is None
     assert not (tmp_path / "short" / "checkpoints" / "last.weights.h5").exists()

@@ -14,6 +14,9 @@ def test_generated_tasks_train_without_dropout(task):
 def test_real_text_leaves_dropout_and_sizes_to_the_data():
     config = TrainConfig(task="tsv", data="pairs.tsv")
     assert config.dropout is None  # training.planning.default_dropout, once the sizes are known
+    sizes = dict(vocab_size=500, max_length=32, num_layers=1, d_model=32, num_heads=2, dff=64)
+    given = TrainConfig(task="tsv", data="pairs.tsv", epochs=2, **sizes)  # every size given
+    assert not given.sized_by_data and given.dropout is None
     assert config.planned_schedule and config.sized_by_data
     # train fills these from the corpus (training.planning) and the warm-up with the schedule
     assert config.vocab_size is config.d_model is config.epochs is config.warmup_steps is None
