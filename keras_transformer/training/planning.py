@@ -373,7 +373,10 @@ def default_dropout(config, passes: float | None = None) -> float:
     >>> default_dropout(SimpleNamespace(**{**vars(tiny), "d_model": 128}), passes=3.7)
     0.1
     """
-    rung = rung_of(config)
+    return _rung_dropout(rung_of(config), passes)
+
+
+def _rung_dropout(rung: str | None, passes: float | None) -> float:
     if rung in RUNG_DROPOUT and passes is not None and passes <= FEW_PASSES:
         return RUNG_DROPOUT[rung]
     return DEFAULT_DROPOUT
@@ -479,9 +482,7 @@ def plan_training(
         d_model=size.d_model,
         num_heads=size.num_heads,
         dff=size.dff,
-        dropout=RUNG_DROPOUT.get(size.name, DEFAULT_DROPOUT)
-        if estimated_steps / steps_per_epoch <= FEW_PASSES
-        else DEFAULT_DROPOUT,
+        dropout=_rung_dropout(size.name, estimated_steps / steps_per_epoch),
         label_smoothing=0.1,
         batch_size=batch_size,
         max_length=choose_max_length(stats),
