@@ -25,12 +25,13 @@ at most `PARAMS_PER_TOKEN` parameters per training target token; the smallest ot
 
 **Vocabulary** (`plan_vocab_size`): the corpus's size (`choose_vocab_size`), at most
 the rung's `vocab_cap`: the size at which the output projection costs as many multiply-adds per
-target token as all the layers below it. On 95k Anki pairs and ten CPU minutes, 2 x 64 layers with
+target token as all the layers below it (3,500 for 2 x 64), or its measured cap
+(`RUNG_VOCAB_CAPS`: 4,000 for 3 x 128). On 95k Anki pairs and ten CPU minutes, 2 x 64 layers with
 4,000 pieces scored 7 BLEU above the same layers with 10,500 (docs/performance.md).
 
 **Schedule** (`choose_warmup`, `peak_learning_rate`): Adam on `BudgetSchedule`, a linear warm-up
 over 8 % of the expected steps (kept in [10, 4000]) to a peak of `7e-4 * sqrt(128 / d_model)`
-(2e-3 for the 2 x 64 rung of a run sized from its corpus, measured: `RUNG_PEAKS`),
+(2e-3 for the 2 x 64 rung and 1.4e-3 for 3 x 128 in a run sized from its corpus: `RUNG_PEAKS`),
 then a cosine decay to zero at the last expected step. Label smoothing 0.1; dropout 0.1,
 except for a rung measured without (`RUNG_DROPOUT`: the 2 x 64 rung) in a run that plans at
 most `FEW_PASSES` passes over its corpus (`default_dropout`).
@@ -229,14 +230,23 @@ TARGET_TOKENS_PER_CPU_SECOND = {"tiny": 6000.0, "small": 1900.0, "base": 650.0, 
 """Training pace of each rung, target tokens per second of process CPU time (all threads);
 measured for "small", scaled by multiply-adds for the others (docs/performance.md)."""
 
-MIN_EPOCHS = 8
-"""A size is chosen for a budget only if the budget buys this many passes over the data."""
+MIN_EPOCHS = 2.3
+"""A size is chosen for a budget only if the budget buys this many passes over the data at the
+planned pace, which is cautious: the 3 x 128 rung made 5,346 target pieces a second on an idle
+2-core CPU against the 1,900 planned, so 2.3 planned passes are about 6.5 made. Was 8, which
+kept 2 x 64 at thirty minutes on every corpus measured; 3 x 128 (with `RUNG_VOCAB_CAPS` and
+its `RUNG_PEAKS`) then scored 3-4 BLEU more there, and 3 x 128 at ten minutes (3 passes)
+8 less (docs/performance.md, "Thirty minutes: a larger rung")."""
 
-PARAMS_PER_TOKEN = 4.0
+PARAMS_PER_TOKEN = 2.5
 """At most this many parameters per training target token. Was 20: on a 29k-pair caption corpus
 (550k target pieces) a 30-minute budget then picked 3 x 128 layers with 7,000 pieces (3.3M
 parameters, 6 a token), which made 20 passes and scored 30.0 BLEU, 3.4 below the 2 x 64 rung
-(1.6 a token) at 30 minutes and 0.5 below its own 10-minute run (docs/performance.md)."""
+(1.6 a token) at 30 minutes and 0.5 below its own 10-minute run. Then 4, and with `MIN_EPOCHS`
+2.3 thirty minutes on 21k Europarl pairs (592k pieces) picked 3 x 128 with 4,000 pieces
+(1.9M, 3.2 a piece): after 11 passes its validation loss (4.55) was still above the 2 x 64
+rung's after ten minutes (4.38). On the Anki files (1.3-2.0 a piece) 3 x 128 won by 3-4 BLEU
+(docs/performance.md)."""
 
 TARGET_STEPS = 4000
 """Without a budget: epochs enough for about this many updates."""
@@ -307,14 +317,22 @@ def vocab_cap(size: ModelSize) -> int:
     return int(max(1000, 500 * math.floor(per_piece / 500)))
 
 
+RUNG_VOCAB_CAPS = {"small": 4000}
+"""Vocabulary caps measured for a rung, in place of its `vocab_cap`. The 3 x 128 rung trained
+with 4,000 pieces at thirty minutes (docs/performance.md); `vocab_cap`'s 10,500 would make its
+output projection almost as costly as its layers, and on the 2 x 64 rung the cap (3,500 against
+10,500) was worth 7 BLEU at ten minutes. 10,500 was not tried on 3 x 128 under a budget."""
+
+
 def plan_vocab_size(stats: CorpusStats, size: ModelSize) -> int:
-    """The corpus's vocabulary size (`choose_vocab_size`), at most the rung's `vocab_cap`.
+    """The corpus's vocabulary size (`choose_vocab_size`), at most the rung's measured cap
+    (`RUNG_VOCAB_CAPS`), else its `vocab_cap`.
 
         >>> stats = corpus_stats([(f"w{i} x", f"v{i} y") for i in range(60_000)])  # 240k words
     >>> choose_vocab_size(stats), plan_vocab_size(stats, MODEL_SIZES[0])
     (4500, 3500)
     """
-    return min(choose_vocab_size(stats), vocab_cap(size))
+    return min(choose_vocab_size(stats), RUNG_VOCAB_CAPS.get(size.name, vocab_cap(size)))
 
 
 def choose_model(stats: CorpusStats, budget_seconds: float | None = None) -> ModelSize:
@@ -336,12 +354,13 @@ def choose_model(stats: CorpusStats, budget_seconds: float | None = None) -> Mod
     return chosen
 
 
-RUNG_PEAKS = {"tiny": 2e-3}
+RUNG_PEAKS = {"tiny": 2e-3, "small": 1.4e-3}
 """Peaks measured for a rung on real corpora, used for runs sized from their data with that
 rung's layers (`rung_of`). The 2 x 64 rung at 2e-3 instead of the rule's 9.9e-4, 1,000
 validation pairs, the same passes (benchmarks/quality_ideas.py, docs/performance.md): Anki
 en-es 6 passes 24.0 -> 27.8 BLEU greedy, 26.5 -> 28.7 with 4 beams; Anki en-fr 5 passes
-27.6 -> 31.2 greedy, 31.0 -> 33.5 with 4 beams."""
+27.6 -> 31.2 greedy, 31.0 -> 33.5 with 4 beams. The 3 x 128 rung at 1.4e-3, twice the rule's
+7e-4 as for 2 x 64, is what its thirty-minute runs were measured with (not against 7e-4)."""
 
 
 RUNG_DROPOUT = {"tiny": 0.0}
