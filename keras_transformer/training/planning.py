@@ -235,8 +235,10 @@ MIN_EPOCHS = 2.3
 planned pace, which is cautious: the 3 x 128 rung made 5,346 target pieces a second on an idle
 2-core CPU against the 1,900 planned, so 2.3 planned passes are about 6.5 made. Was 8, which
 kept 2 x 64 at thirty minutes on every corpus measured; 3 x 128 (with `RUNG_VOCAB_CAPS` and
-its `RUNG_PEAKS`) then scored 3-4 BLEU more there, and 3 x 128 at ten minutes (3 passes)
-8 less (docs/performance.md, "Thirty minutes: a larger rung")."""
+its `RUNG_PEAKS`) then scored 3-4 BLEU more there; 3 x 128 at ten minutes (3 passes, with
+10,500 pieces and the rule's peak) had scored 8 less (docs/performance.md, "Thirty minutes: a
+larger rung"). With `PARAMS_PER_TOKEN`, no corpus that may have 3 x 128 reaches 2.3 planned
+passes in ten minutes."""
 
 PARAMS_PER_TOKEN = 2.5
 """At most this many parameters per training target token. Was 20: on a 29k-pair caption corpus

@@ -44,6 +44,11 @@ def test_model_is_small_on_a_short_budget_and_larger_when_budget_or_data_allow()
         stats = corpus_stats(repeated_corpus(pairs, words, words))
         assert choose_model(stats, budget_seconds=1800) == MODEL_SIZES[0], (pairs, words)
         assert choose_model(stats, budget_seconds=7200) == MODEL_SIZES[0], (pairs, words)
+    # Ten minutes never picks 3 x 128: the smallest corpus PARAMS_PER_TOKEN admits for it gets
+    # fewer than MIN_EPOCHS planned passes (docs/performance.md, "Thirty minutes").
+    small = MODEL_SIZES[1]
+    fewest = planning.model_parameters(small, 4000) / planning.PARAMS_PER_TOKEN  # target tokens
+    assert 600 * planning.TARGET_TOKENS_PER_CPU_SECOND[small.name] / fewest < planning.MIN_EPOCHS
     # Without a budget the data decides: a hundred pairs -> 2 x 64, millions -> 6 x 512.
     assert choose_model(corpus_stats(repeated_corpus(100))) == MODEL_SIZES[0]
     assert choose_model(corpus_stats(repeated_corpus(2_000_000, 20, 20))) == MODEL_SIZES[-1]
