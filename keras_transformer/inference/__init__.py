@@ -4,6 +4,7 @@ from keras_transformer.inference.generation import filter_logits, generate, tran
 from keras_transformer.inference.incremental import IncrementalDecoder
 from keras_transformer.inference.search import (
     beam_search,
+    beam_search_ranked,
     continue_tokens,
     greedy_decode,
     greedy_search,
@@ -20,6 +21,7 @@ __all__ = [
     "SentenceEncoder",
     "Translator",
     "beam_search",
+    "beam_search_ranked",
     "continue_tokens",
     "filter_logits",
     "generate",

@@ -99,17 +99,19 @@ def validation_score(
 
 
 def choose_decoding(
-    translate: Callable[[list[str], Decoding], list[str]],
+    translate: Callable[[list[str], int, list[float]], list[list[str]]],
     pairs: Sequence[tuple[str, str]],
     candidates: Sequence[Decoding] = CANDIDATES,
 ) -> tuple[Decoding, dict]:
     """Scores each candidate on `pairs` and returns the best with a record for `decoding.json`.
 
     The score is corpus BLEU (sacrebleu) unless most references are shorter than four words,
-    where BLEU means nothing (`training.recipes.bleu_score`); then chrF.
+    where BLEU means nothing (`training.recipes.bleu_score`); then chrF. The candidates of one
+    beam size share one search: alpha only ranks its finished beams
+    (`Translator.translate_ranked`).
 
     Args:
-        translate: `(sources, decoding) -> translations`.
+        translate: `(sources, beam_size, alphas) -> one list of translations per alpha`.
         pairs: (source, reference) validation pairs.
         candidates: the searches to try, cheapest first.
 
@@ -118,10 +120,18 @@ def choose_decoding(
     """
     if not pairs:
         raise ValueError("choose_decoding needs validation pairs; the validation split is empty")
+    sources = [source for source, _ in pairs]
+    by_beam: dict[int, list[float]] = {}
+    for decoding in candidates:
+        by_beam.setdefault(decoding.beam_size, []).append(decoding.alpha)
+    outputs = {}
+    for beam_size, alphas in by_beam.items():
+        for alpha, translations in zip(alphas, translate(sources, beam_size, alphas), strict=True):
+            outputs[Decoding(beam_size, alpha)] = translations
     scores, metric = {}, None
     for decoding in candidates:
-        metric, score = validation_score(lambda texts, d=decoding: translate(texts, d), pairs)
-        scores[Decoding(*decoding)] = score
+        decoding = Decoding(*decoding)
+        metric, scores[decoding] = validation_score(lambda _, d=decoding: outputs[d], pairs)
     chosen = best_decoding(scores)
     record = {
         "beam_size": chosen.beam_size,

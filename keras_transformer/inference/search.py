@@ -120,6 +120,22 @@ def beam_search(
     Returns:
         int32 `(batch, max_length - 1)`: the best beam of each sentence.
     """
+    alphas = tf.reshape(tf.cast(alpha, tf.float32), [1])
+    return beam_search_ranked(
+        decoder, source, start_id=start_id, end_id=end_id, beam_size=beam_size, alphas=alphas
+    )
+
+
+def beam_search_ranked(decoder, source, *, start_id: int, end_id: int, beam_size: int, alphas):
+    """`beam_search` once, its finished beams ranked by each of `alphas` (float32 `(n,)`).
+
+    The length penalty only ranks the finished beams, so one search serves every alpha: the
+    evaluation that compares alphas after training (`inference.decoding`) pays for one.
+
+    Returns:
+        int32 `(n * batch, max_length - 1)`: rows `i * batch .. (i + 1) * batch - 1` are the
+        best beams under `alphas[i]`.
+    """
     batch, k = tf.shape(source)[0], beam_size
     # Every sentence's state repeated k times: rows b*k .. b*k+k-1 are its beams.
     state = decoder.initial_state(*decoder.encode(source))
@@ -152,6 +168,7 @@ def beam_search(
 
     loop = (tf.constant(0), tokens, scores, done, lengths, state)
     _, tokens, scores, _, lengths, _ = tf.while_loop(cond, body, loop)
-    ranked = scores / length_penalty(tf.reshape(lengths, [batch, k]), alpha)
-    best = tf.argmax(ranked, axis=-1, output_type=tf.int32) + tf.range(batch) * k
-    return tf.gather(tokens, best)[:, 1:]
+    alphas = tf.reshape(tf.cast(alphas, tf.float32), [-1, 1, 1])  # (n, 1, 1)
+    ranked = scores[None] / length_penalty(tf.reshape(lengths, [1, batch, k]), alphas)
+    best = tf.argmax(ranked, axis=-1, output_type=tf.int32) + tf.range(batch) * k  # (n, batch)
+    return tf.gather(tokens, tf.reshape(best, [-1]))[:, 1:]

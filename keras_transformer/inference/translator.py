@@ -15,7 +15,7 @@ from keras_transformer.data import WordPieceTokenizer, encode_source
 from keras_transformer.errors import OldWeightsLayoutError, UserInputError
 from keras_transformer.inference.decoding import GREEDY, Decoding, load_decoding
 from keras_transformer.inference.incremental import IncrementalDecoder, position_limit
-from keras_transformer.inference.search import beam_search, greedy_search
+from keras_transformer.inference.search import beam_search_ranked, greedy_search
 from keras_transformer.runs import run_files
 
 logger = logging.getLogger(__name__)
@@ -33,7 +33,7 @@ class _OneTracePerTranslator(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
         return not (
-            "triggered tf.function retracing" in message and "Translator.search_function" in message
+            "triggered tf.function retracing" in message and "Translator._ranked_search" in message
         )
 
 
@@ -191,16 +191,19 @@ class Translator(tf.Module):
     def _encode(self, texts):  # strings (batch,) -> the search's ids (batch, width), 0-padded
         return encode_source(texts, self.source_tokenizer, self.max_length)
 
-    def _output_ids(self, source, beam_size: int, alpha: float, decoder: IncrementalDecoder):
-        """Framed source ids -> generated ids `(batch, max_length - 1)` to detokenize; all 0
-        for a source with no tokens (`[START] [END]` only), which detokenizes to ""."""
+    def _output_ids(self, source, beam_size: int, alphas, decoder: IncrementalDecoder):
+        """Framed source ids -> generated ids `(n * batch, max_length - 1)` to detokenize, for
+        each of the `n` length penalties `alphas` (float32 `(n,)`; one search ranked `n` ways,
+        greedy search's rows repeated); all 0 for a source with no tokens (`[START] [END]`
+        only), which detokenizes to ""."""
         ids = dict(start_id=self.target_tokenizer.start_id, end_id=self.target_tokenizer.end_id)
+        n = tf.size(alphas)
         if beam_size == 1:
-            tokens = greedy_search(decoder, source, **ids)
+            tokens = tf.tile(greedy_search(decoder, source, **ids), [n, 1])
         else:
-            tokens = beam_search(decoder, source, beam_size=beam_size, alpha=alpha, **ids)
+            tokens = beam_search_ranked(decoder, source, beam_size=beam_size, alphas=alphas, **ids)
         blank = tf.reduce_sum(tf.cast(tf.not_equal(source, 0), tf.int32), axis=1) <= 2  # (batch,)
-        return tf.where(blank[:, None], tf.zeros_like(tokens), tokens)
+        return tf.where(tf.tile(blank, [n])[:, None], tf.zeros_like(tokens), tokens)
 
     def resolve_search(self, beam_size=None, alpha=None) -> Decoding:
         """The search a call runs: `beam_size` / `alpha` where given, else `self.decoding`
@@ -212,12 +215,18 @@ class Translator(tf.Module):
     def search_function(self, beam_size=None, alpha=None, jit_compile=None):
         """The search: strings `(batch,)` -> translations `(batch,)`; `jit_compile=None` uses the
         translator's setting (the export passes False, as TF Serving runs without XLA).
-        `beam_size` / `alpha` None: `self.decoding`'s.
-
-        One `tf.function` per beam size and XLA setting, traced once, takes the length penalty
-        `alpha` as an input: the alphas `train` compares after training (`inference.decoding`)
-        and a `translate --alpha` share one trace."""
+        `beam_size` / `alpha` None: `self.decoding`'s."""
         beam_size, alpha = self.resolve_search(beam_size, alpha)
+        search, alphas = self._ranked_search(beam_size, jit_compile), tf.constant([alpha])
+        return lambda texts: search(texts, alphas)
+
+    def _ranked_search(self, beam_size: int, jit_compile=None):
+        """strings `(batch,)`, float32 alphas `(n,)` -> translations `(n * batch,)`, alpha-major.
+
+        One `tf.function` per beam size and XLA setting, traced once, takes the length
+        penalties as an input: the alphas `train` compares after training
+        (`inference.decoding`), ranked over one search, and a `translate --alpha` share one
+        trace."""
         jit = self.jit_compile if jit_compile is None else bool(jit_compile)
         key = (beam_size, jit)
         if key not in self._searches:
@@ -225,36 +234,35 @@ class Translator(tf.Module):
                 self._static_decoder = self._make_decoder(static_shapes=True)
             decoder = self._static_decoder if jit else self.decoder
 
-            def search_ids(source, penalty):
-                return self._output_ids(source, key[0], penalty, decoder)
+            def search_ids(source, penalties):
+                return self._output_ids(source, key[0], penalties, decoder)
 
             # autograph=False: the search's loops are tf.while_loops already, and converting
             # its Python source cost about half of the first translation (3.9 of 8 s, measured
             # by benchmarks/translate_startup.py's profile on this 2-core CPU).
             if jit:
-                spec = [tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([], tf.float32)]
+                spec = [tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([None], tf.float32)]
                 search_ids = tf.function(
                     search_ids, input_signature=spec, jit_compile=True, autograph=False
                 )
 
-            texts_and_alpha = [tf.TensorSpec([None], tf.string), tf.TensorSpec([], tf.float32)]
+            texts_and_alphas = [tf.TensorSpec([None], tf.string), tf.TensorSpec([None], tf.float32)]
 
-            @tf.function(input_signature=texts_and_alpha, autograph=False)
-            def translate(texts, penalty):
+            @tf.function(input_signature=texts_and_alphas, autograph=False)
+            def translate(texts, penalties):
                 source = self._encode(texts)
                 if jit:  # one source width: XLA compiles once per batch size, not per width
                     source = tf.pad(source, [[0, 0], [0, self.max_length - tf.shape(source)[1]]])
-                return self.target_tokenizer.detokenize(search_ids(source, penalty))
+                return self.target_tokenizer.detokenize(search_ids(source, penalties))
 
             self._searches[key] = translate
-        search, penalty = self._searches[key], tf.constant(alpha, tf.float32)
-        return lambda texts: search(texts, penalty)
+        return self._searches[key]
 
     def translate_tokens(self, texts: Sequence[str], beam_size=None, alpha=None):
         """Generated target ids `(batch, max_length - 1)` (END included, 0 after), eagerly."""
         beam_size, alpha = self.resolve_search(beam_size, alpha)
         source = self._encode(tf.constant(list(texts), tf.string))
-        return self._output_ids(source, beam_size, alpha, self.decoder).numpy()
+        return self._output_ids(source, beam_size, tf.constant([alpha]), self.decoder).numpy()
 
     def __call__(
         self, texts: Sequence[str], beam_size=None, alpha=None, max_length=None
@@ -268,17 +276,41 @@ class Translator(tf.Module):
             if max_length not in self._resized:
                 self._resized[max_length] = self._resized_copy(max_length)
             return self._resized[max_length](texts, beam_size=beam_size, alpha=alpha)
+        return self.translate_ranked(texts, beam_size, [alpha])[0]
+
+    def translate_ranked(self, texts: Sequence[str], beam_size: int, alphas) -> list[list[str]]:
+        """One search of `texts`, its finished beams ranked by each length penalty in `alphas`:
+        one list of translations per alpha, each what `self(texts, beam_size, alpha)` returns,
+        for the cost of one search (alpha only ranks the finished beams).
+
+        >>> from keras_transformer.models import build_transformer
+        >>> tok = WordPieceTokenizer.learn(["a b c", "c b a"], vocab_size=30)
+        >>> model = build_transformer(tok.vocab_size, tok.vocab_size, num_layers=1,
+        ...                           d_model=8, num_heads=2, dff=16, max_length=6)
+        >>> translator = Translator(model, tok, tok, max_length=6)
+        >>> short, long = translator.translate_ranked(["a b"], 3, [0.0, 2.0])
+        >>> short == translator(["a b"], beam_size=3, alpha=0.0)
+        True
+        """
+        beam_size, alphas = check_beam_size(beam_size), [float(a) for a in alphas]
+        if not alphas or not all(a >= 0 for a in alphas):
+            raise ValueError(f"alphas must be one or more numbers >= 0; received {alphas!r}")
         texts = list(texts)
         if not texts:
-            return []
+            return [[] for _ in alphas]
         self._warn_if_truncated(texts)
         rows = len(texts)
         if self.jit_compile:
             # XLA compiles once per batch size: round up to a power of two (repeating the
             # last text) so a stream of batches of varying sizes compiles a few times only.
             texts = texts + texts[-1:] * (2 ** (rows - 1).bit_length() - rows)
-        outputs = self.search_function(beam_size, alpha)(tf.constant(texts, tf.string))
-        return [t.decode("utf-8") for t in outputs.numpy()[:rows]]
+        search = self._ranked_search(beam_size)
+        outputs = search(tf.constant(texts, tf.string), tf.constant(alphas, tf.float32)).numpy()
+        width = len(texts)
+        return [
+            [t.decode("utf-8") for t in outputs[i * width : i * width + rows]]
+            for i in range(len(alphas))
+        ]
 
     def _resized_copy(self, max_length: int) -> "Translator":
         return Translator(
@@ -369,10 +401,11 @@ class PrefixTranslator(Translator):
         column = tf.ones([ids.nrows(), 1], tf.int32)  # [START] source [SEP], 0-padded
         return tf.concat([column * tok.start_id, ids, column * tok.sep_id], 1).to_tensor(0)
 
-    def _output_ids(self, prompts, beam_size: int, alpha: float, decoder):
-        generated = super()._output_ids(prompts, beam_size, alpha, decoder)  # without [START]
+    def _output_ids(self, prompts, beam_size: int, alphas, decoder):
+        generated = super()._output_ids(prompts, beam_size, alphas, decoder)  # without [START]
         lengths = tf.reduce_sum(tf.cast(tf.not_equal(prompts, 0), tf.int32), axis=1)
-        # the continuation (batch, max_length - 1) of row i starts at lengths[i] - 1
+        lengths = tf.tile(lengths, [tf.size(alphas)])  # a row per alpha and prompt
+        # the continuation (rows, max_length - 1) of row i starts at lengths[i] - 1
         positions = lengths[:, None] - 1 + tf.range(self.max_length - 1)[None]
         return tf.gather(generated, positions, batch_dims=1)
 

@@ -120,6 +120,16 @@ def translate_in_chunks(translate: Callable[[list[str]], list[str]], sources) ->
     return [text for i in chunks for text in translate(list(sources[i : i + EVAL_CHUNK]))]
 
 
+def translate_ranked_in_chunks(translator, sources, beam_size: int, alphas) -> list[list[str]]:
+    """`translator.translate_ranked` over `sources`, `EVAL_CHUNK` at a time: one search of each
+    chunk, one list of translations per alpha."""
+    chunks = [
+        translator.translate_ranked(list(sources[i : i + EVAL_CHUNK]), beam_size, alphas)
+        for i in range(0, len(sources), EVAL_CHUNK)
+    ]
+    return [[text for chunk in chunks for text in chunk[j]] for j in range(len(alphas))]
+
+
 def _timed(translate: Callable[[list[str]], list[str]], chunk: list[str]) -> float:
     """Seconds of one `translate(chunk)`, its long-input warnings silenced."""
     inference_logger = logging.getLogger("keras_transformer.inference")
@@ -352,7 +362,10 @@ def translation(config, task: data.Task, init=None) -> Recipe:
         decoding, record = GREEDY, None
         if choice_pairs:  # the search `translate` uses by default (decoding.json)
             decoding, record = choose_decoding(
-                lambda texts, d: translate_in_chunks(search(model, d), texts), choice_pairs
+                lambda texts, beam_size, alphas: translate_ranked_in_chunks(
+                    translator(model), texts, beam_size, alphas
+                ),
+                choice_pairs,
             )
             translator(model).decoding = decoding
             logger.info("decoding chosen on the validation split: %s", decoding.describe())
@@ -375,8 +388,9 @@ def translation(config, task: data.Task, init=None) -> Recipe:
             return each[GREEDY]
 
         def seconds(choice, test):  # per validation pair: two greedy searches to choose the
-            # weights (`choose_weights`), then every candidate; per test pair, one
-            per_choice = sum(each.values()) + 2 * each[GREEDY]
+            # weights (`choose_weights`), then one search per beam size (its alphas only rank
+            # the finished beams); per test pair, one
+            per_choice = sum({d.beam_size: s for d, s in each.items()}.values()) + 2 * each[GREEDY]
             return (per_choice * choice + max(each.values()) * test) / len(all_choice)
 
         full = seconds(len(all_choice), len(all_test))

@@ -31,13 +31,17 @@ REFERENCES = [
 PAIRS = [(f"source {i}", reference) for i, reference in enumerate(REFERENCES)]
 
 
-def fake_translate(best: Decoding):
-    """A search that is right only for `best`; the others drop the last three words."""
+def fake_translate(best: Decoding, calls=None):
+    """A search that is right only for `best`; the others drop the last three words.
+    `calls` collects each `(beam_size, alphas)` asked for."""
 
-    def translate(sources, decoding):
+    def translate(sources, beam_size, alphas):
+        if calls is not None:
+            calls.append((beam_size, list(alphas)))
         index = {source: i for i, (source, _) in enumerate(PAIRS)}
         rows = [REFERENCES[index[source]] for source in sources]
-        return rows if decoding == best else [" ".join(r.split()[:-3]) for r in rows]
+        wrong = [" ".join(r.split()[:-3]) for r in rows]
+        return [rows if Decoding(beam_size, a) == best else wrong for a in alphas]
 
     return translate
 
@@ -53,6 +57,15 @@ def test_the_candidate_that_scores_highest_on_validation_is_chosen(best):
     assert all(score < 100.0 for key, score in scores.items() if key != tuple(best))
 
 
+def test_one_search_per_beam_size_ranks_every_alpha():
+    calls = []
+    choose_decoding(fake_translate(GREEDY, calls), PAIRS)
+    sizes = sorted({d.beam_size for d in CANDIDATES})
+    assert [beam_size for beam_size, _ in calls] == sizes  # each size searched once
+    alphas = {beam_size: alphas for beam_size, alphas in calls}
+    assert alphas[4] == [d.alpha for d in CANDIDATES if d.beam_size == 4]
+
+
 def test_a_tie_keeps_the_cheaper_search():
     assert best_decoding({GREEDY: 30.0, Decoding(4, 0.6): 30.0}) == GREEDY
     assert best_decoding({GREEDY: 30.0, Decoding(4, 0.6): 30.5}) == Decoding(4, 0.6)
@@ -61,9 +74,9 @@ def test_a_tie_keeps_the_cheaper_search():
 def test_chrf_decides_where_references_are_too_short_for_bleu():
     pairs = [("a", "dreihundert"), ("b", "vierzig"), ("c", "elf")]
 
-    def translate(sources, decoding):
+    def translate(sources, beam_size, alphas):
         right = {"a": "dreihundert", "b": "vierzig", "c": "elf"}
-        return [right[s] if decoding.beam_size == 4 else right[s][:-2] for s in sources]
+        return [[right[s] if beam_size == 4 else right[s][:-2] for s in sources] for _ in alphas]
 
     chosen, record = choose_decoding(translate, pairs, [GREEDY, Decoding(4, 0.6)])
     assert record["metric"] == "chrF" and chosen == Decoding(4, 0.6)
@@ -106,13 +119,13 @@ def test_from_run_dir_translates_with_the_runs_search(chosen_run, monkeypatch):
     translator = Translator.from_run_dir(chosen_run)
     assert translator.decoding == Decoding(3, 1.2)
     asked = []
-    search_function = Translator.search_function
+    translate_ranked = Translator.translate_ranked
 
-    def spy(self, beam_size=None, alpha=None, jit_compile=None):
-        asked.append(self.resolve_search(beam_size, alpha))
-        return search_function(self, beam_size, alpha, jit_compile)
+    def spy(self, texts, beam_size, alphas):
+        asked.extend(Decoding(beam_size, alpha) for alpha in alphas)
+        return translate_ranked(self, texts, beam_size, alphas)
 
-    monkeypatch.setattr(Translator, "search_function", spy)
+    monkeypatch.setattr(Translator, "translate_ranked", spy)
     by_default = translator(TINY_SOURCES[:3])
     assert asked == [Decoding(3, 1.2)]
     assert by_default == translator(TINY_SOURCES[:3], beam_size=3, alpha=1.2)

@@ -9,6 +9,7 @@ from keras_transformer.inference import (
     IncrementalDecoder,
     Translator,
     beam_search,
+    beam_search_ranked,
     greedy_decode,
     greedy_search,
     resolve_jit_compile,
@@ -161,6 +162,36 @@ def test_beam_search_matches_a_plain_reference(translators, alpha):
     for row, src in zip(ours.numpy(), source, strict=True):
         expected = reference_beam(cached.model, src, 3, alpha, MAX_LENGTH)
         assert [t for t in row if t != 0] == expected
+
+
+def test_one_beam_search_ranked_by_several_alphas_matches_the_reference_for_each(translators):
+    """`beam_search_ranked`: rows of alpha i are the plain reference's best beam under alpha i."""
+    cached, _ = translators
+    alphas = [0.0, 0.6, 2.5]
+    source = np.asarray(encode_source(SOURCES[:3], cached.source_tokenizer, MAX_LENGTH))
+    ranked = beam_search_ranked(
+        cached.decoder, source, start_id=2, end_id=3, beam_size=3, alphas=alphas
+    ).numpy()
+    assert ranked.shape == (len(alphas) * 3, MAX_LENGTH - 1)
+    for i, alpha in enumerate(alphas):
+        for row, src in zip(ranked[i * 3 : (i + 1) * 3], source, strict=True):
+            assert [t for t in row if t != 0] == reference_beam(
+                cached.model, src, 3, alpha, MAX_LENGTH
+            )
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_translate_ranked_equals_one_call_per_alpha(translators, beam_size):
+    cached, _ = translators
+    alphas = [0.0, 1.0, 2.5]
+    ranked = cached.translate_ranked(TEXTS, beam_size, alphas)
+    assert ranked == [cached(TEXTS, beam_size=beam_size, alpha=a) for a in alphas]
+    if beam_size == 1:  # alpha does not touch greedy search
+        assert ranked[0] == ranked[1] == ranked[2]
+    with pytest.raises(ValueError, match="alphas"):
+        cached.translate_ranked(TEXTS, beam_size, [])
+    with pytest.raises(ValueError, match="alphas"):
+        cached.translate_ranked(TEXTS, beam_size, [-1.0])
 
 
 def test_shared_embeddings_and_pre_ln_models_decode_the_same_with_cache():

@@ -299,9 +299,9 @@ def test_a_budget_scales_the_evaluation_to_its_share(choice, test, seconds, budg
 
 def test_the_evaluation_timed_again_with_shorter_decoding_gets_its_pairs_back(monkeypatch, caplog):
     # Before training every search is timed at 10 s a chunk (an untrained model decodes to
-    # max_length): the evaluation (two greedy searches to choose the weights, then the four
-    # candidates on validation pairs, one on test pairs) would take far more than 8 % of the
-    # budget, so fewer pairs.
+    # max_length): the evaluation (two greedy searches to choose the weights, then the
+    # candidates on validation pairs: greedy search and one beam search its alphas rank; one
+    # search on test pairs) would take far more than 8 % of the budget, so fewer pairs.
     # Timed again (trained weights stop early) at 0.1 s a chunk, it fits: all pairs again, and
     # the estimate is the new timing times the margin, never above the first one.
     config = TrainConfig(
@@ -315,11 +315,11 @@ def test_the_evaluation_timed_again_with_shorter_decoding_gets_its_pairs_back(mo
     chunks = [-(-n // recipes.EVAL_CHUNK) for n in (300, 400)]  # validation, test
     with caplog.at_level("INFO", logger=recipes.logger.name):
         first = recipe.prepare_evaluation(model)
-        assert first == pytest.approx(10.0 * chunks[0] * (6 * 128 + 256) / 300)  # the floors
+        assert first == pytest.approx(10.0 * chunks[0] * (4 * 128 + 256) / 300)  # the floors
         assert "evaluation on 128 validation and 256 test pairs (of 300 and 400)" in caplog.text
         again = recipe.remeasure_evaluation(model)
     margin = recipes.REMEASURE_MARGIN
-    assert again == pytest.approx(0.1 * margin * chunks[0] * (6 * 300 + 400) / 300)
+    assert again == pytest.approx(0.1 * margin * chunks[0] * (4 * 300 + 400) / 300)
     assert "evaluation on all 300 validation and 400 test pairs: timed again" in caplog.text
 
 
