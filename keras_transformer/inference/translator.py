@@ -82,6 +82,11 @@ def resolve_jit_compile(jit_compile: bool | str = "auto", use_cache: bool = True
     return bool(tf.config.list_physical_devices("GPU"))
 
 
+RANKED_ALPHAS = 8
+"""Length penalties one compiled search ranks its beams by (`Translator.translate_ranked`):
+fewer are padded, so that XLA compiles one search per batch size whatever their number."""
+
+
 class Translator(tf.Module):
     """Translate a batch of strings with a trained model and its tokenizers.
 
@@ -251,9 +256,12 @@ class Translator(tf.Module):
             @tf.function(input_signature=texts_and_alphas, autograph=False)
             def translate(texts, penalties):
                 source = self._encode(texts)
-                if jit:  # one source width: XLA compiles once per batch size, not per width
+                rows = tf.size(penalties) * tf.shape(source)[0]
+                if jit:  # one source width and RANKED_ALPHAS alphas: XLA compiles once per
+                    # batch size, not per width or number of alphas
                     source = tf.pad(source, [[0, 0], [0, self.max_length - tf.shape(source)[1]]])
-                return self.target_tokenizer.detokenize(search_ids(source, penalties))
+                    penalties = tf.pad(penalties, [[0, RANKED_ALPHAS - tf.size(penalties)]])
+                return self.target_tokenizer.detokenize(search_ids(source, penalties)[:rows])
 
             self._searches[key] = translate
         return self._searches[key]
@@ -295,6 +303,13 @@ class Translator(tf.Module):
         beam_size, alphas = check_beam_size(beam_size), [float(a) for a in alphas]
         if not alphas or not all(a >= 0 for a in alphas):
             raise ValueError(f"alphas must be one or more numbers >= 0; received {alphas!r}")
+        if len(alphas) > RANKED_ALPHAS:  # one search per group of RANKED_ALPHAS
+            groups = range(0, len(alphas), RANKED_ALPHAS)
+            return [
+                row
+                for i in groups
+                for row in self.translate_ranked(texts, beam_size, alphas[i : i + RANKED_ALPHAS])
+            ]
         texts = list(texts)
         if not texts:
             return [[] for _ in alphas]

@@ -231,20 +231,27 @@ def fit_evaluation(choice: int, test: int, seconds: float, budget: float | None)
     `seconds` exceed `EVALUATION_SHARE` of `budget` (None: no budget, nothing scaled).
 
     Example:
+    Scaled counts are whole chunks (`EVAL_CHUNK`): a smaller last chunk is a new batch size,
+    which the compiled search would compile again, after the budget's reserve was timed.
+
     >>> fit_evaluation(500, 1000, 30.0, 600.0)  # 5 % of the budget: kept
     (500, 1000)
-    >>> fit_evaluation(500, 1000, 96.0, 600.0)  # 16 %: halved
-    (250, 500)
+    >>> fit_evaluation(500, 1000, 96.0, 600.0)  # 16 %: halved (250, 500), in whole chunks
+    (128, 384)
     >>> fit_evaluation(500, 1000, 960.0, 600.0)  # the floors: a chunk, and two
     (128, 256)
     """
     allowed = None if budget is None else EVALUATION_SHARE * budget
     if allowed is None or seconds <= allowed:
         return choice, test
+
+    def whole_chunks(pairs: int) -> int:
+        return pairs // EVAL_CHUNK * EVAL_CHUNK
+
     scale = allowed / seconds
     return (
-        min(choice, max(EVAL_CHUNK, int(choice * scale))),
-        min(test, max(2 * EVAL_CHUNK, int(test * scale))),
+        min(choice, max(EVAL_CHUNK, whole_chunks(int(choice * scale)))),
+        min(test, max(2 * EVAL_CHUNK, whole_chunks(int(test * scale)))),
     )
 
 

@@ -14,6 +14,7 @@ from keras_transformer.inference import (
     greedy_search,
     resolve_jit_compile,
 )
+from keras_transformer.inference.translator import RANKED_ALPHAS
 from keras_transformer.models import build_transformer
 from tests.helpers import TINY_MAX_LENGTH as MAX_LENGTH
 from tests.helpers import TINY_SOURCES as SOURCES
@@ -87,6 +88,9 @@ def test_jit_compile_gives_identical_translations(varied_run, use_cache):
         assert jit(TEXTS, beam_size=beam_size) == plain(TEXTS, beam_size=beam_size)
     # the same XLA function serves a new batch size and source length
     assert jit(TEXTS[:2]) == plain(TEXTS[:2])
+    # and any number of alphas ranked over one search (padded to RANKED_ALPHAS; more: groups)
+    alphas = [0.1 * i for i in range(RANKED_ALPHAS + 1)]
+    assert jit.translate_ranked(TEXTS, 3, alphas) == plain.translate_ranked(TEXTS, 3, alphas)
 
 
 def test_empty_and_whitespace_inputs_translate_to_empty_strings(translators):

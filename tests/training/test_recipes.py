@@ -286,7 +286,7 @@ def test_train_prints_why_bleu_is_left_out(monkeypatch, capsys, tmp_path):
         (500, 1000, 10_000.0, None, (500, 1000)),  # no budget: the whole evaluation
         (500, 1000, 48.0, 600.0, (500, 1000)),  # exactly the share
         (500, 1000, 192.0, 600.0, (128, 256)),  # a quarter, under the floors
-        (500, 1000, 64.0, 600.0, (375, 750)),  # 48 of 64 s: three quarters
+        (500, 1000, 64.0, 600.0, (256, 640)),  # 48 of 64 s: 3/4 (375, 750) in whole chunks
         (100, 200, 600.0, 600.0, (100, 200)),  # below the floors already: never grown
     ],
 )
