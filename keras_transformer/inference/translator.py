@@ -300,9 +300,16 @@ class Translator(tf.Module):
         >>> short == translator(["a b"], beam_size=3, alpha=0.0)
         True
         """
+        if isinstance(texts, str):
+            raise TypeError(
+                "texts must be a list of strings; received one string. Wrap it: [text]."
+            )
         beam_size, alphas = check_beam_size(beam_size), [float(a) for a in alphas]
         if not alphas or not all(a >= 0 for a in alphas):
-            raise ValueError(f"alphas must be one or more numbers >= 0; received {alphas!r}")
+            raise ValueError(
+                f"the length penalty alpha must be a number >= 0, one or more of them; "
+                f"received {alphas!r}"
+            )
         if len(alphas) > RANKED_ALPHAS:  # one search per group of RANKED_ALPHAS
             groups = range(0, len(alphas), RANKED_ALPHAS)
             return [

@@ -192,10 +192,12 @@ def test_translate_ranked_equals_one_call_per_alpha(translators, beam_size):
     assert ranked == [cached(TEXTS, beam_size=beam_size, alpha=a) for a in alphas]
     if beam_size == 1:  # alpha does not touch greedy search
         assert ranked[0] == ranked[1] == ranked[2]
-    with pytest.raises(ValueError, match="alphas"):
+    with pytest.raises(ValueError, match="alpha must be a number >= 0"):
         cached.translate_ranked(TEXTS, beam_size, [])
-    with pytest.raises(ValueError, match="alphas"):
-        cached.translate_ranked(TEXTS, beam_size, [-1.0])
+    with pytest.raises(ValueError, match=r"alpha must be a number >= 0.*-1\.0"):
+        cached(TEXTS, beam_size=beam_size, alpha=-1.0)
+    with pytest.raises(TypeError, match="list of strings"):
+        cached.translate_ranked("one two", beam_size, [0.6])
 
 
 def test_shared_embeddings_and_pre_ln_models_decode_the_same_with_cache():
