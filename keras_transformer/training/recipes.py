@@ -230,10 +230,10 @@ def fit_evaluation(choice: int, test: int, seconds: float, budget: float | None)
     """`(choice, test)` pairs to score, scaled down by one factor where the evaluation's estimated
     `seconds` exceed `EVALUATION_SHARE` of `budget` (None: no budget, nothing scaled).
 
-    Example:
     Scaled counts are whole chunks (`EVAL_CHUNK`): a smaller last chunk is a new batch size,
     which the compiled search would compile again, after the budget's reserve was timed.
 
+    Example:
     >>> fit_evaluation(500, 1000, 30.0, 600.0)  # 5 % of the budget: kept
     (500, 1000)
     >>> fit_evaluation(500, 1000, 96.0, 600.0)  # 16 %: halved (250, 500), in whole chunks
