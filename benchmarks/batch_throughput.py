@@ -12,6 +12,8 @@ variant.
         --batches 64 128 256 --xla off on --steps 40 --repeats 3
     python benchmarks/batch_throughput.py --data pairs.tsv --pairs 100000 --batches 64 \\
         --xla off on --precision float32 mixed_bfloat16
+    python benchmarks/batch_throughput.py --data europarl.tsv --max-length 104 --batches 64 \\
+        --padding bucket batch
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import keras_transformer as kt  # noqa: E402
 from keras_transformer.data.tasks.tsv import read_tsv  # noqa: E402
 
 
-def variant(pairs, source, target, *, batch_size, xla, precision, sizes, max_length):
+def variant(pairs, source, target, *, batch_size, xla, precision, sizes, max_length, padding):
     keras.utils.set_random_seed(0)
     keras.mixed_precision.set_global_policy(precision)  # the layers built next keep it
     model = kt.models.build_transformer(
@@ -50,6 +52,7 @@ def variant(pairs, source, target, *, batch_size, xla, precision, sizes, max_len
         max_length=max_length,
         shuffle=True,
         drop_remainder=True,
+        pad_to_bucket=padding == "bucket",
     ).repeat()
     return model, iter(dataset)
 
@@ -73,6 +76,17 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--precision", nargs="+", choices=("float32", "mixed_bfloat16"), default=["float32"]
     )
+    parser.add_argument(
+        "--padding",
+        nargs="+",
+        choices=("bucket", "batch"),
+        default=["bucket"],
+        help="pad to the bucket boundary (powers of two) or to the batch's longest pair "
+        "(make_dataset pad_to_bucket=False)",
+    )
+    parser.add_argument(
+        "--model", default="2x64", help="LAYERSxWIDTH, d_ff 4 x width, 4 heads (default 2x64)"
+    )
     parser.add_argument("--steps", type=int, default=40, help="steps per variant per round")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--vocab-size", type=int, default=3500)
@@ -82,9 +96,16 @@ def main(argv=None) -> None:
     pairs = read_tsv(args.data)[: args.pairs]
     source = kt.data.WordPieceTokenizer.learn([s for s, _ in pairs], args.vocab_size)
     target = kt.data.WordPieceTokenizer.learn([t for _, t in pairs], args.vocab_size)
-    sizes = {"num_layers": 2, "d_model": 64, "num_heads": 4, "dff": 256}
+    layers, width = (int(n) for n in args.model.split("x"))
+    sizes = {"num_layers": layers, "d_model": width, "num_heads": 4, "dff": 4 * width}
     print(f"{len(pairs)} pairs, vocabularies {source.vocab_size} / {target.vocab_size}, {sizes}")
-    names = [(b, x == "on", p) for p in args.precision for x in args.xla for b in args.batches]
+    names = [
+        (b, x == "on", p, pad)
+        for pad in args.padding
+        for p in args.precision
+        for x in args.xla
+        for b in args.batches
+    ]
     built = {
         name: variant(
             pairs,
@@ -95,6 +116,7 @@ def main(argv=None) -> None:
             precision=name[2],
             sizes=sizes,
             max_length=args.max_length,
+            padding=name[3],
         )
         for name in names
     }
@@ -108,13 +130,15 @@ def main(argv=None) -> None:
         print(f"round {round_ + 1}: " + ", ".join(f"{r[-1]:.0f}" for r in rates.values()))
     first = statistics.median(rates[names[0]])
     print(
-        "\n| batch | XLA | precision | target tokens / s (median) | ratio |\n"
-        "|---:|---|---|---:|---:|"
+        "\n| batch | XLA | precision | padding | target tokens / s (median) | ratio |\n"
+        "|---:|---|---|---|---:|---:|"
     )
     for name in names:
         median = statistics.median(rates[name])
         xla = "on" if name[1] else "off"
-        print(f"| {name[0]} | {xla} | {name[2]} | {median:,.0f} | {median / first:.2f}x |")
+        print(
+            f"| {name[0]} | {xla} | {name[2]} | {name[3]} | {median:,.0f} | {median / first:.2f}x |"
+        )
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from keras_transformer.data.batching.framing import encode_source
 from keras_transformer.data.batching.translation import (
     dataset_shapes,
     default_bucket_boundaries,
+    fine_bucket_boundaries,
     make_dataset,
 )
 from keras_transformer.data.tasks import TASKS, load_task, task_options
@@ -32,6 +33,7 @@ __all__ = [
     "WordPieceTokenizer",
     "dataset_shapes",
     "default_bucket_boundaries",
+    "fine_bucket_boundaries",
     "encode_source",
     "load_task",
     "make_dataset",

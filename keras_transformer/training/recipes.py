@@ -55,6 +55,7 @@ from keras_transformer.training.datasets import (
     warn_if_truncated,
     with_known_length,
 )
+from keras_transformer.training.devices import use_xla
 from keras_transformer.training.fine_tuning import build_fine_tuned_classifier, compare_fine_tuning
 from keras_transformer.training.fitting import classifier_compile
 from keras_transformer.training.planning import max_length_from_tokens
@@ -324,6 +325,10 @@ def translation(config, task: data.Task, init=None) -> Recipe:
         target = learn_vocabulary(config, [t for _, t in task.train], "target")
     max_length, sizes, measured = fit_length(config, task, {"source": source, "target": target})
     config = dataclasses.replace(config, max_length=max_length)
+    # XLA compiles a step per shape: pad to the buckets' few lengths. Without it a shape is
+    # free, so each batch pads to its own longest pair (1.22x target pieces a second on
+    # Europarl, docs/performance.md "The data pipeline").
+    pad_to_bucket = use_xla(config.jit_compile)
 
     def dataset(pairs, training, drop_remainder=None):
         return data.make_dataset(
@@ -335,6 +340,7 @@ def translation(config, task: data.Task, init=None) -> Recipe:
             shuffle=training,
             seed=config.seed,
             drop_remainder=training if drop_remainder is None else drop_remainder,
+            pad_to_bucket=pad_to_bucket,
         )
 
     train_ds, tokens_per_epoch = with_known_length(dataset(task.train, True))

@@ -14,6 +14,12 @@ boundaries are the powers of two from 8 below `max_length`, then `max_length`
 (`default_bucket_boundaries(64) == (8, 16, 32, 64)`), so at most
 `len(boundaries) ** 2` shapes exist (`dataset_shapes` lists them); in practice
 source and target lengths are correlated and far fewer occur. Padding id is 0.
+
+Without XLA a new shape costs nothing, and padding to the boundaries wastes a
+quarter of the step on long sentences (a 40-piece sentence padded to 64). With
+`pad_to_bucket=False` each batch holds pairs whose longer side falls in one
+narrow bucket (`fine_bucket_boundaries`: every 4 tokens) and is padded only
+to its own longest source and target.
 """
 
 from __future__ import annotations
@@ -50,6 +56,23 @@ def default_bucket_boundaries(max_length: int) -> tuple[int, ...]:
         length *= 2
     boundaries.append(max_length)
     return tuple(boundaries)
+
+
+FINE_BUCKET_STEP = 4
+
+
+def fine_bucket_boundaries(max_length: int) -> tuple[int, ...]:
+    """Buckets of `make_dataset(..., pad_to_bucket=False)`: every `FINE_BUCKET_STEP` tokens.
+
+    Example:
+
+    >>> fine_bucket_boundaries(24)
+    (4, 8, 12, 16, 20, 24)
+    >>> fine_bucket_boundaries(10)
+    (4, 8, 10)
+    """
+    check_int("max_length", max_length, minimum=3)
+    return tuple(range(FINE_BUCKET_STEP, max_length, FINE_BUCKET_STEP)) + (max_length,)
 
 
 def _resolve_boundaries(
@@ -126,6 +149,7 @@ def make_dataset(
     seed: int = 0,
     drop_remainder: bool = True,
     cache: bool = True,
+    pad_to_bucket: bool = True,
 ) -> tf.data.Dataset:
     """Pairs of strings -> batches `({"source", "target"}, labels)` for `model.fit`.
 
@@ -138,8 +162,8 @@ def make_dataset(
             longer ones are trimmed (keeping `[END]`). The decoder input and the
             labels are one shorter than the framed target.
         bucket_boundaries: increasing padded lengths; `None` for
-            `default_bucket_boundaries(max_length)`. `max_length` is appended if
-            missing.
+            `default_bucket_boundaries(max_length)` (`fine_bucket_boundaries`
+            when `pad_to_bucket=False`). `max_length` is appended if missing.
         shuffle: shuffle the pairs (whole dataset, reshuffled every epoch).
             Without shuffling, batches still come grouped by bucket, so the order
             is not the order of `pairs`.
@@ -149,11 +173,17 @@ def make_dataset(
             so up to `len(dataset_shapes(...)) * (batch_size - 1)` pairs per
             epoch are left out; pass `False` for evaluation so none is lost.
         cache: keep the tokenized pairs in memory after the first epoch.
+        pad_to_bucket: `True`: pad each side to its bucket's boundary, so every
+            batch has one of `dataset_shapes(...)` (what XLA wants). `False`:
+            group pairs by the bucket of their longer side and pad each batch
+            only to its longest source and target: fewer padded tokens, a shape
+            per batch (for training without XLA).
 
     Returns:
         A `tf.data.Dataset` of `({"source": int32 (batch, S), "target": int32
         (batch, T)}, labels int32 (batch, T))` where `(S, T)` is one of
-        `dataset_shapes(max_length, bucket_boundaries)` and 0 is padding.
+        `dataset_shapes(max_length, bucket_boundaries)` (with `pad_to_bucket`;
+        else at most the boundary of the batch's bucket) and 0 is padding.
 
     Example:
 
@@ -168,6 +198,10 @@ def make_dataset(
     check_positive_int("batch_size", batch_size)
     check_int("max_length", max_length, minimum=3)
     check_seed(seed)
+    if not isinstance(pad_to_bucket, bool):
+        raise TypeError(f"pad_to_bucket must be True or False, got {pad_to_bucket!r}")
+    if bucket_boundaries is None and not pad_to_bucket:
+        bucket_boundaries = fine_bucket_boundaries(max_length)
     boundaries = _resolve_boundaries(bucket_boundaries, max_length)
     num_buckets = len(boundaries)
     boundaries_t = tf.constant(boundaries, dtype=tf.int64)
@@ -194,11 +228,17 @@ def make_dataset(
         )[0]
 
     def key(source: tf.Tensor, target: tf.Tensor, labels: tf.Tensor) -> tf.Tensor:
-        source_bucket = bucket(tf.size(source, out_type=tf.int64))
-        target_bucket = bucket(tf.size(target, out_type=tf.int64))
-        return source_bucket * num_buckets + target_bucket
+        source_len = tf.size(source, out_type=tf.int64)
+        target_len = tf.size(target, out_type=tf.int64)
+        if not pad_to_bucket:  # one bucket for the longer side; each batch pads to its own
+            return bucket(tf.maximum(source_len, target_len))
+        return bucket(source_len) * num_buckets + bucket(target_len)
 
     def pad_batch(bucket_key: tf.Tensor, window: tf.data.Dataset) -> tf.data.Dataset:
+        if not pad_to_bucket:
+            return window.padded_batch(
+                batch_size, padded_shapes=([None], [None], [None]), padding_values=(0, 0, 0)
+            )
         source_len = tf.reshape(tf.gather(boundaries_t, bucket_key // num_buckets), [1])
         target_len = tf.reshape(tf.gather(boundaries_t, bucket_key % num_buckets), [1])
         return window.padded_batch(

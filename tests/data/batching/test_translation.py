@@ -9,6 +9,7 @@ import tensorflow as tf
 from keras_transformer.data.batching.translation import (
     dataset_shapes,
     default_bucket_boundaries,
+    fine_bucket_boundaries,
     make_dataset,
 )
 from keras_transformer.data.tasks.synthetic import reverse_task
@@ -154,3 +155,66 @@ def test_argument_errors(task, tokenizer):
         make_dataset(task.train, tokenizer, tokenizer, max_length=2)
     with pytest.raises(ValueError, match="batch_size=0"):
         make_dataset(task.train, tokenizer, tokenizer, batch_size=0)
+
+
+def _padded_tokens(dataset):
+    real = padded = 0
+    for source, _, labels in _batches(dataset):
+        real += int(np.count_nonzero(source)) + int(np.count_nonzero(labels))
+        padded += source.size + labels.size
+    return real, padded
+
+
+def test_padding_to_the_batch_pads_each_batch_to_its_longest_pair(task, tokenizer):
+    dataset = make_dataset(
+        task.train,
+        tokenizer,
+        tokenizer,
+        batch_size=8,
+        max_length=32,
+        drop_remainder=False,
+        pad_to_bucket=False,
+    )
+    boundaries = fine_bucket_boundaries(32)
+    shapes = set()
+    for source, target, labels in _batches(dataset):
+        assert target.shape == labels.shape and source.shape[0] == target.shape[0]
+        # no column of padding only: the batch's longest source and target set its shape
+        assert max(len(_real(r)) for r in source) == source.shape[1]
+        assert max(len(_real(r)) for r in labels) == labels.shape[1]
+        # one bucket of the longer side (framed source, or target + 1) per batch
+        longer = [
+            max(len(_real(s)), len(_real(y)) + 1) for s, y in zip(source, labels, strict=True)
+        ]
+        buckets = {int(np.searchsorted(boundaries, n)) for n in longer}
+        assert len(buckets) == 1, (longer, boundaries)
+        shapes.add((source.shape[1], target.shape[1]))
+    assert shapes - set(dataset_shapes(32))  # shapes off the boundaries: padded to the batch
+
+
+def test_padding_to_the_batch_loses_nothing_and_pads_less(task, tokenizer):
+    kwargs = {"batch_size": 16, "max_length": 32, "drop_remainder": False}
+    by_batch = make_dataset(task.train, tokenizer, tokenizer, pad_to_bucket=False, **kwargs)
+    pairs = []
+    for source, _, labels in _batches(by_batch):
+        pairs += zip(
+            [s.decode() for s in tokenizer.detokenize(tf.constant(source)).numpy()],
+            [s.decode() for s in tokenizer.detokenize(tf.constant(labels)).numpy()],
+            strict=True,
+        )
+    assert collections.Counter(pairs) == collections.Counter(task.train)
+    real, padded = _padded_tokens(by_batch)
+    real_bucket, padded_bucket = _padded_tokens(
+        make_dataset(task.train, tokenizer, tokenizer, **kwargs)
+    )
+    assert real == real_bucket and padded < 0.85 * padded_bucket
+
+
+def test_fine_bucket_boundaries_and_pad_to_bucket_errors(task, tokenizer):
+    assert fine_bucket_boundaries(104)[:3] == (4, 8, 12) and fine_bucket_boundaries(104)[-2:] == (
+        100,
+        104,
+    )
+    assert fine_bucket_boundaries(3) == (3,)
+    with pytest.raises(TypeError, match="pad_to_bucket must be True or False"):
+        make_dataset(task.train, tokenizer, tokenizer, pad_to_bucket="batch")
