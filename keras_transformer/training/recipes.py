@@ -325,10 +325,10 @@ def translation(config, task: data.Task, init=None) -> Recipe:
         target = learn_vocabulary(config, [t for _, t in task.train], "target")
     max_length, sizes, measured = fit_length(config, task, {"source": source, "target": target})
     config = dataclasses.replace(config, max_length=max_length)
-    # XLA compiles a step per shape: pad to the buckets' few lengths. Without it a shape is
-    # free, so each batch pads to its own longest pair (1.22x target pieces a second on
-    # Europarl, docs/performance.md "The data pipeline").
-    pad_to_bucket = use_xla(config.jit_compile)
+    # XLA (and a TPU, which compiles every step) compiles a step per shape: pad to the buckets'
+    # few lengths. Without it a shape is free, so each batch pads to its own longest pair
+    # (1.22x target pieces a second on Europarl, docs/performance.md "The data pipeline").
+    pad_to_bucket = use_xla(config.jit_compile) or config.strategy == "tpu"
 
     def dataset(pairs, training, drop_remainder=None):
         return data.make_dataset(

@@ -361,3 +361,24 @@ def test_the_weights_kept_are_those_that_translate_the_validation_pairs_better(
     assert not (tmp_path / "last.weights.h5").exists()
     no_last = FitResult(1.0, 2, False, best, 10, None, None)  # the last epoch was the best
     assert recipe.choose_weights(model, no_last) == {}
+
+
+@pytest.mark.parametrize("jit_compile", ["off", "on"])
+def test_translation_batches_pad_to_the_batch_without_xla_and_to_buckets_with_it(jit_compile):
+    config = TrainConfig(
+        task="numbers",
+        num_train=400,
+        num_validation=40,
+        num_test=40,
+        jit_compile=jit_compile,
+        **SMALL,
+    )
+    recipe = recipes.translation(config, recipes.load_data(config))
+    shapes = set(data.dataset_shapes(recipe.sizes.get("max_length", config.max_length)))
+    for inputs, labels in recipe.train_ds:
+        source, target = inputs["source"].numpy(), inputs["target"].numpy()
+        longest = (int((source != 0).sum(1).max()), int((labels.numpy() != 0).sum(1).max()))
+        if jit_compile == "on":  # one of the few shapes XLA compiles
+            assert (source.shape[1], target.shape[1]) in shapes
+        else:  # no column of padding only
+            assert (source.shape[1], target.shape[1]) == longest
