@@ -171,7 +171,8 @@ def make_dataset(
         drop_remainder: drop incomplete batches (every batch then has exactly
             `batch_size` rows). Each bucket combination keeps its own remainder,
             so up to `len(dataset_shapes(...)) * (batch_size - 1)` pairs per
-            epoch are left out; pass `False` for evaluation so none is lost.
+            epoch are left out (`len(boundaries) * (batch_size - 1)` with
+            `pad_to_bucket=False`); pass `False` for evaluation so none is lost.
         cache: keep the tokenized pairs in memory after the first epoch.
         pad_to_bucket: `True`: pad each side to its bucket's boundary, so every
             batch has one of `dataset_shapes(...)` (what XLA wants). `False`:

@@ -182,10 +182,8 @@ def test_padding_to_the_batch_pads_each_batch_to_its_longest_pair(task, tokenize
         # no column of padding only: the batch's longest source and target set its shape
         assert max(len(_real(r)) for r in source) == source.shape[1]
         assert max(len(_real(r)) for r in labels) == labels.shape[1]
-        # one bucket of the longer side (framed source, or target + 1) per batch
-        longer = [
-            max(len(_real(s)), len(_real(y)) + 1) for s, y in zip(source, labels, strict=True)
-        ]
+        # one bucket of the longer side (the framed source or the decoder input) per batch
+        longer = [max(len(_real(s)), len(_real(y))) for s, y in zip(source, labels, strict=True)]
         buckets = {int(np.searchsorted(boundaries, n)) for n in longer}
         assert len(buckets) == 1, (longer, boundaries)
         shapes.add((source.shape[1], target.shape[1]))
