@@ -20,19 +20,22 @@ Before that (a plan, or a run without tokenizers), `choose_max_length` estimates
 the 99th percentile of words per sentence on the longer side, times `PIECES_PER_WORD`, plus 2.
 
 **Model** (`choose_model`): the largest rung of `MODEL_SIZES` whose budget still buys at least
-`MIN_EPOCHS` passes over the data at the pace of `TARGET_TOKENS_PER_CPU_SECOND`, and which has
-at most `PARAMS_PER_TOKEN` parameters per training target token; the smallest otherwise.
+`MIN_EPOCHS` passes over the data (`RUNG_MIN_EPOCHS` for 2 x 128) at the pace of
+`TARGET_TOKENS_PER_CPU_SECOND`, and which has at most `PARAMS_PER_TOKEN` parameters per training
+target token; the smallest otherwise.
 
 **Vocabulary** (`plan_vocab_size`): the corpus's size (`choose_vocab_size`), at most
 the rung's `vocab_cap`: the size at which the output projection costs as many multiply-adds per
 target token as all the layers below it (3,500 for 2 x 64), or its measured cap
-(`RUNG_VOCAB_CAPS`: 4,000 for 3 x 128). On 95k Anki pairs and ten CPU minutes, 2 x 64 layers with
-4,000 pieces scored 7 BLEU above the same layers with 10,500 (docs/performance.md).
+(`RUNG_VOCAB_CAPS`: 3,500 for 2 x 128, 4,000 for 3 x 128). On 95k Anki pairs and ten CPU
+minutes, 2 x 64 layers with 4,000 pieces scored 7 BLEU above the same layers with 10,500
+(docs/performance.md).
 
 **Schedule** (`choose_warmup`, `peak_learning_rate`): Adam on `BudgetSchedule`, a linear warm-up
 over 8 % of the expected steps (kept in [10, 4000]) to a peak of `7e-4 * sqrt(128 / d_model)`
-(2e-3 for the 2 x 64 rung and 1.4e-3 for 3 x 128 in a run sized from its corpus: `RUNG_PEAKS`),
-then a cosine decay to zero at the last expected step. Label smoothing 0.1; dropout 0.1,
+(2e-3 for the 2 x 64 rung and 1.4e-3 for 2 x 128 and 3 x 128 in a run sized from its corpus:
+`RUNG_PEAKS`), then a cosine decay to zero at the last expected step. Label smoothing 0.1;
+dropout 0.1,
 except for a rung measured without (`RUNG_DROPOUT`: the 2 x 64 rung) in a run that plans at
 most `FEW_PASSES` passes over its corpus (`default_dropout`).
 
@@ -220,15 +223,22 @@ class ModelSize(NamedTuple):
 
 MODEL_SIZES = (
     ModelSize("tiny", 2, 64, 4, 256),
+    ModelSize("mini", 2, 128, 4, 512),
     ModelSize("small", 3, 128, 4, 512),
     ModelSize("base", 4, 256, 4, 1024),
     ModelSize("large", 6, 512, 8, 2048),
 )
 """The ladder `choose_model` picks from, smallest first."""
 
-TARGET_TOKENS_PER_CPU_SECOND = {"tiny": 6000.0, "small": 1900.0, "base": 650.0, "large": 150.0}
+TARGET_TOKENS_PER_CPU_SECOND = {
+    "tiny": 6000.0,
+    "mini": 1930.0,
+    "small": 1900.0,
+    "base": 650.0,
+    "large": 150.0,
+}
 """Training pace of each rung, target tokens per second of process CPU time (all threads);
-measured for "small", scaled by multiply-adds for the others (docs/performance.md)."""
+measured for "small" and "mini", scaled by multiply-adds for the others (docs/performance.md)."""
 
 MIN_EPOCHS = 2.3
 """A size is chosen for a budget only if the budget buys this many passes over the data at the
@@ -239,6 +249,13 @@ its `RUNG_PEAKS`) then scored 3-4 BLEU more there; 3 x 128 at ten minutes (3 pas
 10,500 pieces and the rule's peak) had scored 8 less (docs/performance.md, "Thirty minutes: a
 larger rung"). With `PARAMS_PER_TOKEN`, no corpus that may have 3 x 128 reaches 2.3 planned
 passes in ten minutes."""
+
+RUNG_MIN_EPOCHS = {"mini": 4.0}
+"""Planned passes a budget must buy for a rung, in place of `MIN_EPOCHS`. On 21k Europarl +
+news pairs (560k target pieces) the 2 x 128 rung, at 1.4e-3 and with dropout 0.1, scored 5.0
+BLEU greedy after ten minutes (2.1 planned passes, 9 made) against 7.7 for 2 x 64 without
+dropout (13 passes), and 11.9 after thirty (6.2 planned, 26 made) against 10.3 for 2 x 64 (41
+passes; docs/performance.md, "Long sentences at ten and thirty minutes"). 4 lies between."""
 
 PARAMS_PER_TOKEN = 2.5
 """At most this many parameters per training target token. Was 20: on a 29k-pair caption corpus
@@ -313,15 +330,16 @@ def vocab_cap(size: ModelSize) -> int:
     a target token) costs at most what its layers cost; rounded down to 500, at least 1000.
 
     >>> tuple(vocab_cap(size) for size in MODEL_SIZES)
-    (3500, 10500, 28500, 86000)
+    (3500, 7000, 10500, 28500, 86000)
     """
     per_piece = layer_multiply_adds(size.num_layers, size.d_model, size.dff) / size.d_model
     return int(max(1000, 500 * math.floor(per_piece / 500)))
 
 
-RUNG_VOCAB_CAPS = {"small": 4000}
-"""Vocabulary caps measured for a rung, in place of its `vocab_cap`. The 3 x 128 rung trained
-with 4,000 pieces at thirty minutes (docs/performance.md); `vocab_cap`'s 10,500 would make its
+RUNG_VOCAB_CAPS = {"mini": 3500, "small": 4000}
+"""Vocabulary caps measured for a rung, in place of its `vocab_cap`. The 2 x 128 rung trained
+with 3,500 pieces (the 2 x 64 rung's cap) on Europarl, the 3 x 128 rung with 4,000 pieces at
+thirty minutes (docs/performance.md); `vocab_cap`'s 10,500 would make its
 output projection almost as costly as its layers, and on the 2 x 64 rung the cap (3,500 against
 10,500) was worth 7 BLEU at ten minutes. 10,500 was not tried on 3 x 128 under a budget."""
 
@@ -350,19 +368,22 @@ def choose_model(stats: CorpusStats, budget_seconds: float | None = None) -> Mod
         fits = model_parameters(size, plan_vocab_size(stats, size)) <= PARAMS_PER_TOKEN * tokens
         if budget_seconds is not None:
             epochs = budget_seconds * TARGET_TOKENS_PER_CPU_SECOND[size.name] / tokens
-            fits = fits and epochs >= MIN_EPOCHS
+            fits = fits and epochs >= RUNG_MIN_EPOCHS.get(size.name, MIN_EPOCHS)
         if fits:
             chosen = size
     return chosen
 
 
-RUNG_PEAKS = {"tiny": 2e-3, "small": 1.4e-3}
+RUNG_PEAKS = {"tiny": 2e-3, "mini": 1.4e-3, "small": 1.4e-3}
 """Peaks measured for a rung on real corpora, used for runs sized from their data with that
 rung's layers (`rung_of`). The 2 x 64 rung at 2e-3 instead of the rule's 9.9e-4, 1,000
 validation pairs, the same passes (benchmarks/quality_ideas.py, docs/performance.md): Anki
 en-es 6 passes 24.0 -> 27.8 BLEU greedy, 26.5 -> 28.7 with 4 beams; Anki en-fr 5 passes
 27.6 -> 31.2 greedy, 31.0 -> 33.5 with 4 beams. The 3 x 128 rung at 1.4e-3, twice the rule's
-7e-4 as for 2 x 64, is what its thirty-minute runs were measured with (not against 7e-4)."""
+7e-4 as for 2 x 64, is what its thirty-minute runs were measured with (not against 7e-4).
+The 2 x 128 rung at 1.4e-3 too: thirty minutes on Europarl + news scored 11.9 / 13.3 BLEU
+(greedy / the chosen search) against 10.5 / 12.2 at 7e-4, the latter before batches were
+padded to their longest pair (which also sped it up: 26 passes against 21)."""
 
 
 RUNG_DROPOUT = {"tiny": 0.0}
@@ -449,7 +470,7 @@ def estimate_steps(
     def per_token(n, d, f, v):  # encoder + decoder layers and the output projection
         return layer_multiply_adds(n, d, f) + d * v
 
-    small = MODEL_SIZES[1]
+    small = next(size for size in MODEL_SIZES if size.name == "small")
     pace = TARGET_TOKENS_PER_CPU_SECOND[small.name] * (
         per_token(small.num_layers, small.d_model, small.dff, 3000)
         / per_token(num_layers, d_model, dff, vocab_size)
