@@ -35,9 +35,8 @@ minutes, 2 x 64 layers with 4,000 pieces scored 7 BLEU above the same layers wit
 over 8 % of the expected steps (kept in [10, 4000]) to a peak of `7e-4 * sqrt(128 / d_model)`
 (2e-3 for the 2 x 64 rung and 1.4e-3 for 2 x 128 and 3 x 128 in a run sized from its corpus:
 `RUNG_PEAKS`), then a cosine decay to zero at the last expected step. Label smoothing 0.1;
-dropout 0.1,
-except for a rung measured without (`RUNG_DROPOUT`: the 2 x 64 rung) in a run that plans at
-most `FEW_PASSES` passes over its corpus (`default_dropout`).
+dropout 0.1, except for a rung measured without (`RUNG_DROPOUT`: the 2 x 64 rung) in a run that
+plans at most `FEW_PASSES` passes over its corpus (`default_dropout`).
 
 **Epochs**: with a budget, training runs until the budget (`epochs` is a cap of 1000); without
 one, enough epochs for about `TARGET_STEPS` updates, at least 3 and at most 30.
@@ -339,8 +338,8 @@ def vocab_cap(size: ModelSize) -> int:
 RUNG_VOCAB_CAPS = {"mini": 3500, "small": 4000}
 """Vocabulary caps measured for a rung, in place of its `vocab_cap`. The 2 x 128 rung trained
 with 3,500 pieces (the 2 x 64 rung's cap) on Europarl, the 3 x 128 rung with 4,000 pieces at
-thirty minutes (docs/performance.md); `vocab_cap`'s 10,500 would make its
-output projection almost as costly as its layers, and on the 2 x 64 rung the cap (3,500 against
+thirty minutes (docs/performance.md); `vocab_cap`'s 10,500 would make the latter's output
+projection almost as costly as its layers, and on the 2 x 64 rung the cap (3,500 against
 10,500) was worth 7 BLEU at ten minutes. 10,500 was not tried on 3 x 128 under a budget."""
 
 
