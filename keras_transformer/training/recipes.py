@@ -327,7 +327,7 @@ def translation(config, task: data.Task, init=None) -> Recipe:
     config = dataclasses.replace(config, max_length=max_length)
     # XLA (and a TPU, which compiles every step) compiles a step per shape: pad to the buckets'
     # few lengths. Without it a shape is free, so each batch pads to its own longest pair
-    # (1.22x target pieces a second on Europarl, docs/performance.md "The data pipeline").
+    # (1.22x target pieces a second on Europarl: docs/performance.md, "Padding to the batch").
     pad_to_bucket = use_xla(config.jit_compile) or config.strategy == "tpu"
 
     def dataset(pairs, training, drop_remainder=None):
