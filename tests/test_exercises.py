@@ -267,7 +267,7 @@ class StudentAddNorm(keras.layers.Layer):
     def call(self, x, sublayer_output):
         if self.bug == "no_residual":
             return self.norm(sublayer_output)
-        if self.bug == "pre_ln":
+        if self.bug == "norm_sublayer":  # x + LayerNorm(sublayer_output): not pre-LN
             return x + self.norm(sublayer_output)
         if self.bug == "forgot_norm":
             return x + sublayer_output
@@ -280,7 +280,7 @@ def test_add_norm_checker():
     exercises.check_add_norm(StudentAddNorm)
     for bug, message in (
         ("no_residual", "no residual"),
-        ("pre_ln", "pre-LN"),
+        ("norm_sublayer", "x \\+ LayerNorm\\(sublayer_output\\): the sub-layer's output"),
         ("norm_then_add", "add first"),
         ("forgot_norm", "no normalization"),
     ):

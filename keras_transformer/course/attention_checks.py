@@ -16,7 +16,13 @@ from keras_transformer.course.checking import (
     shaped_output,
     student_facing,
 )
-from keras_transformer.course.diagnosis import PE_MISTAKES, mha_mistake
+from keras_transformer.course.diagnosis import (
+    MASK_MULTIPLIED,
+    MASK_PLUS_ALLOWED,
+    MASK_PLUS_MASKED,
+    PE_MISTAKES,
+    mha_mistake,
+)
 from keras_transformer.course.references import np_attention, pe_table
 
 
@@ -31,7 +37,9 @@ def check_scaled_dot_product_attention(fn) -> None:
     `output = weights value`. Probes: shapes, softmax axis, scaling, masks
     `(batch, q_len, kv_len)`, `(batch, 1, kv_len)`, causal `(q_len, kv_len)`,
     polarity, padded keys, 4-D inputs `(batch, heads, len, d)`, a fully masked row
-    (any finite output; NaN from `-inf` masking is named).
+    (any finite output; NaN from `-inf` masking is named). Mask mistakes named: polarity
+    inverted, an additive mask with the wrong sign (+1e9 on the masked keys) or with +1e9
+    on the allowed keys (float32 rounds the scores away), the scores multiplied by the mask.
     """
     rng = np.random.default_rng(0)
     q = rng.standard_normal((2, 3, 16)).astype("float32")
@@ -90,12 +98,24 @@ def check_scaled_dot_product_attention(fn) -> None:
     mask[..., 0] = True
     mask[..., 1] = False
     out_m, w_m = call(q, k, v, mask, what="fn(query, key, value, mask=mask)")
+    ref_out_m, ref_w_m = reference(q, k, v, mask)
+    if not close(w_m, ref_w_m):  # how the mask was applied, when it was applied wrong
+        for how, mistake in (
+            ("plus_masked", MASK_PLUS_MASKED),
+            ("plus_allowed", MASK_PLUS_ALLOWED),
+            ("multiply", MASK_MULTIPLIED),
+        ):
+            if close(w_m, np_attention(q, k, v, mask, mask_as=how)[1]):
+                fail(f"{mistake} {sec}")
     leaked = np.abs(w_m[~mask]).max()
     if leaked > 1e-6:
         if np.abs(w_m[mask]).max() < 1e-6:
             fail(
-                "mask polarity inverted: True means 'may attend', False keys must get "
-                f"weight 0; the True keys got weight 0 instead {sec}"
+                "mask polarity inverted, or an additive mask with the wrong sign: True means "
+                "'may attend' and the keys where mask is False must get weight 0, but the True "
+                "keys got weight 0 and the False ones all of it; with np.where(mask, scores, "
+                "-1e9) keep the scores where mask is True, and an additive mask adds -1e9 (not "
+                f"+1e9) to the masked keys: scores + (1 - mask) * -1e9 {sec}"
             )
         fail(f"a key where mask is False still gets weight {leaked:.3g}; it must get 0 {sec}")
     if not np.allclose(w_m.sum(-1), 1.0, atol=1e-3):
@@ -103,7 +123,6 @@ def check_scaled_dot_product_attention(fn) -> None:
             "under a mask the weights no longer sum to 1 over the keys: mask the scores "
             f"before the softmax (a large negative number), not the weights after it {sec}"
         )
-    ref_out_m, ref_w_m = reference(q, k, v, mask)
     if not (close(w_m, ref_w_m) and close(out_m, ref_out_m)):
         fail(f"masked attention differs from the reference ({max_diff(out_m, ref_out_m)}) {sec}")
     # 3. Padded keys change nothing: two extra keys/values masked out.
@@ -215,7 +234,8 @@ def check_multi_head_attention(cls, d_model: int = 32, num_heads: int = 4) -> No
     `(d_model,)`; head `i` uses columns `i*d_head:(i+1)*d_head` and scales by
     `1/sqrt(d_head)`. No `build()` needed: the checker calls the layer once, then
     copies random weights into it and into `kt.layers.MultiHeadAttention`.
-    Mistakes named: scaling, softmax axis, mask polarity, head split and merge,
+    Mistakes named: scaling, softmax axis, mask polarity, an additive mask with +1e9 on
+    the masked or on the allowed keys, the scores multiplied by the mask, head split and merge,
     key/value swapped, no output projection, masked keys or later positions
     changing the output. `d_model`, `num_heads`: probe sizes (d_head = 8 tells
     d_head, sqrt(d_head) and sqrt(d_model) apart).

@@ -60,6 +60,57 @@ def _informative_line(error: Exception) -> str:
     return lines[0] if lines else ""
 
 
+_FUNCTION_NODE = re.compile(r"\{\{function_node [^}]*\}\}\s*")
+_OP = re.compile(r"\s*\[Op:(\w+)\](\s*name:[^\s(]*)?")
+_WHERE = re.compile(
+    r"condition \[([\d,]*)\], then \[([\d,]*)\], and else \[([\d,]*)\] must be broadcastable"
+)
+_INCOMPATIBLE = re.compile(r"Incompatible shapes: \[([\d,]*)\] vs\. \[([\d,]*)\]")
+_OP_WORDS = {
+    "AddV2": "an addition (+)",
+    "Sub": "a subtraction (-)",
+    "Mul": "a multiplication (*)",
+    "RealDiv": "a division (/)",
+    "SelectV2": "a where(mask, ...)",
+    "LogicalAnd": "a logical_and of masks",
+    "BatchMatMulV2": "a matmul",
+}
+
+
+def _shape(text: str) -> str:
+    sizes = [s for s in text.split(",") if s]
+    return f"({', '.join(sizes)}{',' if len(sizes) == 1 else ''})"
+
+
+def tensorflow_free(message: str) -> str:
+    """A TensorFlow error message in a student's words: no `{{function_node ...}}` prefix, no
+    `[Op:...]` suffix; "Incompatible shapes: [a] vs. [b]" said as which shapes met where."""
+    op = _OP.search(message)
+    message = _OP.sub("", _FUNCTION_NODE.sub("", message)).strip()
+    shapes = _INCOMPATIBLE.search(message)
+    if shapes:
+        where = _OP_WORDS.get(op.group(1), "an element-wise operation") if op else "an operation"
+        first, second = (_shape(g) for g in shapes.groups())
+        message = (
+            f"{where} received tensors of shapes {first} and {second}, which do not match "
+            "(each axis must be equal, or 1 to broadcast)"
+        )
+    where = _WHERE.search(message)
+    if where:
+        mask, then, other = (_shape(g) for g in where.groups())
+        message = (
+            f"a where(mask, ...) received a mask of shape {mask} and values of shapes {then} "
+            f"and {other}, which do not broadcast (each axis must be equal, or 1)"
+        )
+    return message
+
+
+def shapes_in(message: str) -> list[tuple[int, ...]]:
+    """The shapes `(2, 4, 16)` a message names, in order."""
+    found = re.findall(r"\((\d+(?:, \d+)*),?\)", message)
+    return [tuple(int(n) for n in text.split(", ")) for text in found]
+
+
 def run(what: str, fn, *args, **kwargs):
     """Calls the student's code; its exceptions become one readable AssertionError."""
     try:
@@ -69,10 +120,13 @@ def run(what: str, fn, *args, **kwargs):
     except AssertionError:
         raise
     except Exception as error:  # the student's bug, reported, not a crash of the checker
-        message = _informative_line(error)[:400]
+        message = tensorflow_free(_informative_line(error))[:400]
         if "matmul" in message and "mismatch in its core dimension" in message:
             message += _MATMUL_T
-        fail(f"{what} raised {type(error).__name__}: {message}")
+        name = type(error).__name__
+        if name == "InvalidArgumentError":  # TensorFlow's; the student reads what went wrong
+            fail(f"{what} failed: {message}")
+        fail(f"{what} raised {name}: {message}")
 
 
 def as_array(x, what: str) -> np.ndarray:

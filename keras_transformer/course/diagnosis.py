@@ -30,6 +30,25 @@ PE_MISTAKES = {
 }
 
 
+MASK_PLUS_MASKED = (
+    "an additive mask with the wrong sign: +1e9 is added to the scores of the keys where the "
+    "mask is False, so those keys share all the weight and the allowed keys get none; add a "
+    "large *negative* number to the masked keys, scores + (1 - mask) * -1e9, or "
+    "where(mask, scores, -1e9)"
+)
+MASK_PLUS_ALLOWED = (
+    "an additive mask with +1e9 on the allowed keys: in float32 (about 7 digits) 1e9 + score "
+    "rounds to 1e9, so every allowed key gets the same weight and the scores are lost; leave "
+    "the allowed keys' scores as they are and add -1e9 to the masked keys only, "
+    "where(mask, scores, -1e9)"
+)
+MASK_MULTIPLIED = (
+    "the scores are multiplied by the mask (scores * mask): a masked key's score becomes 0, "
+    "not a large negative number, and still gets weight exp(0) / sum(...) after the softmax; "
+    "set the masked scores to -1e9 instead, where(mask, scores, -1e9)"
+)
+
+
 def mha_mistake(student, weights, heads, query, value, key=None, attention_mask=None):
     """Names the mistake whose NumPy version reproduces the student's output, or `None`."""
     mask = attention_mask
@@ -56,7 +75,12 @@ def mha_mistake(student, weights, heads, query, value, key=None, attention_mask=
         ("axis", -2): "weights do not sum to 1 over the keys: softmax over the queries instead "
         "of the keys (section 3.2.1 of the paper)",
         ("invert_mask", True): "mask polarity inverted: attention_mask True means 'may attend' "
+        "(or an additive mask with the wrong sign: +1e9 where -1e9 belongs), so the keys where "
+        "it is False get all the weight; hide them: keras.ops.where(mask, scores, -1e9) "
         "(section 3.2.3 of the paper)",
+        ("mask_as", "plus_masked"): f"{MASK_PLUS_MASKED} (section 3.2.3 of the paper)",
+        ("mask_as", "plus_allowed"): f"{MASK_PLUS_ALLOWED} (section 3.2.3 of the paper)",
+        ("mask_as", "multiply"): f"{MASK_MULTIPLIED} (section 3.2.3 of the paper)",
         ("split", "no_transpose"): no_transpose,
         ("split", "no_transpose", "merge", "no_transpose"): no_transpose,
         ("split", "strided"): strided,
@@ -69,7 +93,7 @@ def mha_mistake(student, weights, heads, query, value, key=None, attention_mask=
         "concatenated heads (section 3.2.2 of the paper)",
     }
     for options, mistake in mistakes.items():
-        if options[0] == "invert_mask" and mask is None:
+        if options[0] in ("invert_mask", "mask_as") and mask is None:
             continue
         variant = dict(zip(options[::2], options[1::2], strict=True))
         if close(student, np_mha(weights, heads, query, value, key, mask, **variant)):
@@ -82,6 +106,11 @@ def mha_mistake(student, weights, heads, query, value, key=None, attention_mask=
 _WIRING_TEXT = {  # how: (the mistake, what the sub-layer computes then)
     "no_residual": ("residual missing", "LayerNorm({sub}(x))"),
     "pre_ln": ("pre-LN", "x + {sub}(LayerNorm(x)), the norm before the sub-layer"),
+    "pre_ln_norm_residual": (
+        "pre-LN with the residual taken after the norm",
+        "LayerNorm(x) + {sub}(LayerNorm(x)): the residual adds the normalized x (pre-LN adds x "
+        "itself, x + {sub}(LayerNorm(x)))",
+    ),
     "norm_plus": ("LayerNorm(x) + {sub}(x)", "the input normalized, then added"),
     "no_norm": ("no LayerNorm after the residual add", "x + {sub}(x)"),
 }
@@ -195,6 +224,17 @@ def encoder_candidates(x, arrays, heads, padding):
         encoder(None),
         f"padding_mask ignored: padded keys must get weight 0 in self-attention {sec}",
     )
+    inverted = np_attention_mask(length, ~padding)  # only the padded keys may be read
+    for empty in ("uniform", "zero"):  # what a query with no key reads: -1e9 masking, or kt's
+        h = wire(
+            "post", x, lambda t, e=empty: np_mha(mha, heads, t, t, mask=inverted, empty=e), g1, b1
+        )
+        yield (
+            wire("post", h, feed(), g2, b2),
+            "padding mask inverted: padding_mask is True on the real tokens, so the real keys "
+            "are hidden and only the padded ones are read; hide the keys where padding_mask is "
+            f"False {sec}",
+        )
     yield (
         encoder(keys & np.tril(np.ones((length, length), bool))),
         f"a causal mask in the encoder: encoder self-attention sees every real position {sec}",
@@ -245,8 +285,8 @@ def decoder_candidates(x, context, arrays, heads, src_pad):
     causal = np.broadcast_to(lower, (x.shape[0], t, t))
     cross_mask = np_attention_mask(t, src_pad)
 
-    def self_attention(mask=causal):
-        return lambda q: np_mha(self_w, heads, q, q, mask=mask)
+    def self_attention(mask=causal, empty="uniform"):
+        return lambda q: np_mha(self_w, heads, q, q, mask=mask, empty=empty)
 
     def cross_attention(mask=cross_mask, kv=context):
         return lambda q: np_mha(cross_w, heads, q, q if kv is None else kv, mask=mask)
@@ -254,8 +294,14 @@ def decoder_candidates(x, context, arrays, heads, src_pad):
     def feed(activation="relu"):
         return lambda h: np_ffn(h, *ffn, activation)
 
-    def decoder(self_mask=causal, cmask=cross_mask, activation="relu", wirings=("post",) * 3):
-        h1 = wire(wirings[0], x, self_attention(self_mask), g1, b1)
+    def decoder(
+        self_mask=causal,
+        cmask=cross_mask,
+        activation="relu",
+        wirings=("post",) * 3,
+        empty="uniform",
+    ):
+        h1 = wire(wirings[0], x, self_attention(self_mask, empty), g1, b1)
         h2 = wire(wirings[1], h1, cross_attention(cmask), g2, b2)
         return wire(wirings[2], h2, feed(activation), g3, b3)
 
@@ -267,12 +313,13 @@ def decoder_candidates(x, context, arrays, heads, src_pad):
         "not causal: the decoder's self-attention sees later target positions; mask it so "
         "position t sees only positions <= t (np.tril)",
     )
-    yield (
-        decoder(self_mask=causal & ~np.eye(t, dtype=bool)),
-        "the causal mask also hides the diagonal: position t must see itself, positions "
-        "k <= t (np.tril(ones), not np.tril(ones, -1) or k < t); with the diagonal hidden the "
-        "first position sees nothing",
-    )
+    for empty in ("uniform", "zero"):  # the first row: -1e9 masking, or kt's MultiHeadAttention
+        yield (
+            decoder(self_mask=causal & ~np.eye(t, dtype=bool), empty=empty),
+            "the causal mask also hides the diagonal: position t must see itself, positions "
+            "k <= t (np.tril(ones), not np.tril(ones, -1) or k < t); with the diagonal hidden "
+            "the first position sees nothing",
+        )
     yield (
         decoder(self_mask=np.broadcast_to(lower.T, causal.shape)),
         "the causal mask is turned around: position t sees itself and the later positions "

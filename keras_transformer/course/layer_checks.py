@@ -17,6 +17,7 @@ from keras_transformer.course.checking import (
     reference_weights,
     run,
     shaped_output,
+    shapes_in,
     student_facing,
 )
 from keras_transformer.course.diagnosis import (
@@ -38,7 +39,8 @@ def check_add_norm(cls, d_model: int = 8) -> None:
     `(batch, seq_len, d_model)`, returns `LayerNorm(x + sublayer_output)` (post-LN)
     over the last axis; its only trainable weights are `gamma (d_model,)`, `beta
     (d_model,)` (a `keras.layers.LayerNormalization`, epsilon up to 1e-3).
-    Mistakes named: no residual, pre-LN, `LayerNorm(x) + sublayer_output`, no
+    Mistakes named: no residual, `x + LayerNorm(sublayer_output)` (the output normalized
+    before the add, which is not pre-LN), `LayerNorm(x) + sublayer_output`, no
     normalization, the wrong axis.
     """
     sec = "(section 3.1 of the paper)"
@@ -75,7 +77,10 @@ def check_add_norm(cls, d_model: int = 8) -> None:
         ),
         (
             x + ln(sub, gamma, beta),
-            "pre-LN: the paper normalizes after the residual add, LayerNorm(x + sublayer_output)",
+            "x + LayerNorm(sublayer_output): the sub-layer's output is normalized before the "
+            "residual add. This is not pre-LN (pre-LN normalizes the sub-layer's *input*, "
+            "x + Sublayer(LayerNorm(x))); the paper's post-LN adds first, then normalizes the "
+            "sum: LayerNorm(x + sublayer_output)",
         ),
         (ln(x, gamma, beta) + sub, "LayerNorm(x) + sublayer_output: add first, then normalize"),
         (
@@ -155,8 +160,9 @@ def check_encoder_layer(cls, d_model: int = 16, num_heads: int = 4, dff: int = 3
     The outputs at real positions must match; padded positions may hold any finite
     value (masking padded queries too is fine), never NaN.
     Mistakes named, each by comparing the output with the layer computed in NumPy
-    with that mistake: either residual missing, pre-LN or `LayerNorm(x) + Sublayer(x)`
-    or no norm in either sub-layer, the feed-forward residual or input taken from
+    with that mistake: either residual missing, pre-LN (`x + Sublayer(LayerNorm(x))`),
+    pre-LN with the residual taken after the norm (`LayerNorm(x) + Sublayer(LayerNorm(x))`),
+    `LayerNorm(x) + Sublayer(x)` or no norm in either sub-layer, the padding mask inverted, the feed-forward residual or input taken from
     the wrong tensor, the padding mask on the query axis or ignored, a causal mask,
     no activation or GELU, NaN from `-inf` in a fully masked row; then padded
     positions changing the output and attention that is not global.
@@ -229,6 +235,33 @@ def check_encoder_layer(cls, d_model: int = 16, num_heads: int = 4, dff: int = 3
         )
 
 
+def _decoder_shape_mistake(message, tgt_len, src_len, d_model):
+    """The decoder mistake a shape error shows, when the source length met the target's."""
+    shapes = shapes_in(message)
+    streams = {shape[1:] for shape in shapes if len(shape) == 3 and shape[-1] == d_model}
+    if {(tgt_len, d_model), (src_len, d_model)} <= streams:
+        return (
+            "the cross-attention sub-layer puts the source length into the target stream: its "
+            f"output has one row per query, so with the queries taken from the encoder output "
+            f"(context, src_len={src_len}) it is (batch, {src_len}, {d_model}) and cannot be "
+            f"added to the decoder's residual (batch, {tgt_len}, {d_model}). The queries come "
+            "from the decoder, h1 = LayerNorm(x + SelfAttention(x)), the keys and values from "
+            "the encoder output, and the residual adds h1: "
+            "LayerNorm(h1 + CrossAttention(h1, context)) (section 3.2.3 of the paper)"
+        )
+    masks = [s for s in shapes if len(s) >= 3 and s[-1] == tgt_len and s[-2] == tgt_len]
+    scores = [s for s in shapes if len(s) >= 3 and s[-1] == src_len and s[-2] == tgt_len]
+    if masks and scores:
+        return (
+            f"the cross-attention mask is (..., {tgt_len}, {tgt_len}), built from the target's "
+            f"padding_mask, but cross-attention's scores are (..., tgt_len={tgt_len}, "
+            f"src_len={src_len}): its mask hides the padded *source* keys, so build it from "
+            "context_padding_mask (batch, src_len): (batch, 1, src_len) broadcast over the "
+            "target queries (section 3.2.3 of the paper)"
+        )
+    return None
+
+
 @student_facing
 def check_decoder_layer(cls, d_model: int = 16, num_heads: int = 4, dff: int = 32) -> None:
     """Checks a student's decoder layer (section 3.1 of the paper, attention uses of section 3.2.3).
@@ -247,10 +280,15 @@ def check_decoder_layer(cls, d_model: int = 16, num_heads: int = 4, dff: int = 3
     with that mistake: not causal, the causal diagonal hidden or the triangle turned
     around, cross- before self-attention, cross-attention queries (or queries and
     residual) from the layer input x, keys and values not from the context, any
-    residual missing, pre-LN or `LayerNorm(x) + Sublayer(x)` or no norm in any
+    residual missing, pre-LN, pre-LN with the residual after the norm,
+    `LayerNorm(x) + Sublayer(x)` or no norm in any
     sub-layer, a residual or the feed-forward input from the wrong tensor, context
     padding ignored, no activation or GELU, NaN from `-inf` in a fully masked row;
-    then the context unused and padded source positions changing the output.
+    then the context unused and padded source positions changing the output. A fully
+    masked row may read every key alike (-1e9 masking) or nothing
+    (`kt.layers.MultiHeadAttention`): both are recognised. Shape errors of two mistakes are
+    named: cross-attention queries from the encoder output, a cross-attention mask built
+    from the target's padding.
     """
     sec = "(section 3.2.3 of the paper)"
     rng = np.random.default_rng(5)
@@ -259,7 +297,15 @@ def check_decoder_layer(cls, d_model: int = 16, num_heads: int = 4, dff: int = 3
     context = rng.standard_normal((2, 6, d_model)).astype("float32")
     tgt_pad = np.ones((2, 4), bool)
     src_pad = np.array([[True] * 6, [True] * 4 + [False] * 2])
-    run("layer(x, context)", layer, x, context)
+
+    def run_layer(what, *args, **kwargs):  # a shape error of a known mistake is named
+        try:
+            return run(what, layer, *args, **kwargs)
+        except AssertionError as error:
+            mistake = _decoder_shape_mistake(str(error), x.shape[1], context.shape[1], d_model)
+            fail(f"decoder layer: {mistake}" if mistake else str(error))
+
+    run_layer("layer(x, context)", x, context)
     reference = layers.DecoderLayer(num_heads=num_heads, dff=dff, dropout=0.0)
     arrays = reference_weights(reference, rng, x, context)
     layout = (
@@ -269,7 +315,7 @@ def check_decoder_layer(cls, d_model: int = 16, num_heads: int = 4, dff: int = 3
     copy_weights(layer, arrays, "the decoder layer", layout)
 
     def call(inputs, ctx, what="layer(x, context, padding_mask, context_padding_mask)"):
-        out = run(what, layer, inputs, ctx, padding_mask=tgt_pad, context_padding_mask=src_pad)
+        out = run_layer(what, inputs, ctx, padding_mask=tgt_pad, context_padding_mask=src_pad)
         return shaped_output(what, out, inputs.shape, sec, "(batch, tgt_len, d_model) = ")
 
     out = call(x, context)

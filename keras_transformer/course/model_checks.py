@@ -108,19 +108,29 @@ def check_functional_transformer(
         for layer in found
         if isinstance(layer, keras.layers.Dense) and layer.units == target_vocab
     ]
-    kept = "a Functional model keeps only the layers on a path from the inputs to the outputs"
+    kept = (
+        "either the loop creates fewer than sizes['num_layers'] of them (range(sizes["
+        "'num_layers'])), or some are created but left off the path: a Functional model keeps "
+        "only the layers on a path from the inputs to the outputs"
+    )
     if decoders and len(encoders) < num_layers:
         fail(
             f"only {len(encoders)} of the {num_layers} encoder layers are in the model: {kept}, "
-            "so the output of the others never reaches the logits; stack the encoder layers "
-            "(layer i + 1 reads layer i's output) and let every decoder layer read the last "
-            f"encoder layer's output (the encoder's output, not the embedding) {sec}"
+            "so the output of the others never reaches the logits; create num_layers encoder "
+            "layers, stack them (layer i + 1 reads layer i's output) and let every decoder "
+            "layer read the last encoder layer's output (the encoder's output, not the "
+            f"embedding) {sec}"
         )
     if encoders and len(decoders) < num_layers:
         fail(
             f"only {len(decoders)} of the {num_layers} decoder layers are in the model: {kept}; "
-            "stack the decoder layers: decoder layer i + 1 reads decoder layer i's output, "
-            f"and the Dense reads the last one's {sec}"
+            "create num_layers decoder layers and stack them: decoder layer i + 1 reads decoder "
+            f"layer i's output, and the Dense reads the last one's {sec}"
+        )
+    if len(encoders) > num_layers or len(decoders) > num_layers:
+        fail(
+            f"the model has {len(encoders)} encoder and {len(decoders)} decoder layers; "
+            f"sizes['num_layers'] = {num_layers} asks for {num_layers} of each {sec}"
         )
 
     expected_count = models.build_transformer(source_vocab, target_vocab, **sizes).count_params()
@@ -205,12 +215,22 @@ def check_masked_loss(fn) -> None:
     `MaskedSparseCategoricalCrossentropy`. If `fn` takes `label_smoothing`, 0.1
     must give the loss of section 5.4: target `(1 - eps) * one_hot + eps / vocab_size`.
     Mistakes named: padding counted, dividing by all positions, a mean of
-    per-sentence means, logits read as probabilities, a sum, padding logits counted.
+    per-sentence means, logits read as probabilities, a sum, padding logits counted;
+    with `label_smoothing`: the argument ignored, eps / (vocab_size - 1) on the other
+    words, the one-hot not scaled by (1 - eps), padding counted. The logits are fixed
+    and confident (the label's logit stands out), so each of these moves the loss by
+    percents.
     """
     sec = "(section 5 of the paper)"
     rng = np.random.default_rng(6)
     labels = np.array([[5, 3, 7, 2, 0, 0], [4, 1, 0, 0, 0, 0], [6, 6, 2, 8, 9, 1]], "int32")
+    # A model that has learnt something: the label's logit stands out by 3 to 6, so the
+    # smoothing term (the mean over the vocabulary) is far from the label's loss and every way
+    # of smoothing wrongly moves the loss by percents, not by round-off.
     logits = (2.0 * rng.standard_normal((3, 6, 10))).astype("float32")
+    boost = 3.0 + 3.0 * rng.random(labels.shape)
+    np.put_along_axis(logits, labels[..., None], (logits.max(-1) + boost)[..., None], -1)
+    logits = logits.astype("float32")
     what = "fn(labels, logits)"
 
     def call(y, z, **kwargs):
@@ -255,10 +275,42 @@ def check_masked_loss(fn) -> None:
     except (TypeError, ValueError):
         takes_smoothing = False
     if takes_smoothing:
-        smoothed = call(labels, logits, label_smoothing=0.1)
-        want = np_token_losses(labels, logits.astype("float64"), 0.1)[real].mean()
+        eps, vocab = 0.1, logits.shape[-1]
+        smoothed = call(labels, logits, label_smoothing=eps)
+        want = np_token_losses(labels, logits.astype("float64"), eps)[real].mean()
         if not np.isclose(smoothed, want, rtol=1e-3, atol=1e-4):
-            fail(
-                f"fn(labels, logits, label_smoothing=0.1) = {smoothed:.5f}; expected {want:.5f}: "
-                "target (1 - eps) * one_hot + eps / vocab_size (section 5.4 of the paper)"
+            log_p = logits - logits.max(-1, keepdims=True)
+            log_p = log_p - np.log(np.exp(log_p).sum(-1, keepdims=True))  # (batch, len, vocab)
+            nll, spread = token, -log_p.mean(-1)  # the label's loss, the mean over the vocabulary
+            others = (spread * vocab - nll) / (vocab - 1)  # the mean over the other words
+            said = f"fn(labels, logits, label_smoothing={eps}) = {smoothed:.5f}"
+            right = (
+                "the target is (1 - eps) * one_hot + eps / vocab_size, so a token's loss is "
+                "(1 - eps) * (-log p[label]) + eps * mean over the vocabulary of (-log p[v])"
             )
+            for candidate, mistake in (
+                (
+                    mean,
+                    "label_smoothing is ignored: it returns the loss without smoothing; with "
+                    f"label_smoothing={eps} {right}",
+                ),
+                (
+                    ((1 - eps) * nll + eps * others)[real].mean(),
+                    "the smoothing mass is spread as eps / (vocab_size - 1) over the other words "
+                    "only (the label keeps exactly 1 - eps); the paper's (and Keras's) target "
+                    f"spreads eps / vocab_size over every word, the label included: {right}",
+                ),
+                (
+                    (nll + eps * spread)[real].mean(),
+                    "the one-hot is not scaled by (1 - eps): the target one_hot + eps / "
+                    f"vocab_size sums to 1 + eps; {right}",
+                ),
+                (
+                    ((1 - eps) * nll + eps * spread).mean(),
+                    f"with label smoothing the padding is counted; average over the real tokens "
+                    f"only: {right}",
+                ),
+            ):
+                if np.isclose(smoothed, candidate, rtol=1e-3, atol=1e-4):
+                    fail(f"{said}: {mistake} (section 5.4 of the paper)")
+            fail(f"{said}; expected {want:.5f}: {right} (section 5.4 of the paper)")

@@ -10,17 +10,39 @@ import math
 import numpy as np
 
 
-def np_attention(q, k, v, mask=None, scale="sqrt", axis=-1, invert_mask=False):
-    """softmax(q k^T * scale) v in NumPy, with the mistakes `diagnosis` names."""
+def _masked_scores(scores, mask, how):
+    """The scores under a boolean `mask` (True = may attend), applied as `how` says: "where"
+    (the right way: masked scores become -1e9), or a mistake: "plus_masked" (+1e9 added to the
+    masked keys' scores, in float32), "plus_allowed" (+1e9 added to the allowed keys' scores in
+    float32, where 1e9 + score rounds to 1e9), "multiply" (scores * mask: masked scores 0)."""
+    if how == "multiply":
+        return scores * mask
+    if how in ("plus_masked", "plus_allowed"):
+        big = np.where(mask, 0, 1) if how == "plus_masked" else np.where(mask, 1, 0)
+        return (scores.astype("float32") + big.astype("float32") * np.float32(1e9)).astype(float)
+    return np.where(mask, scores, -1e9)
+
+
+def np_attention(
+    q, k, v, mask=None, scale="sqrt", axis=-1, invert_mask=False, mask_as="where", empty="uniform"
+):
+    """softmax(q k^T * scale) v in NumPy, with the mistakes `diagnosis` names.
+
+    `mask_as` is how the mask is applied (`_masked_scores`); `empty` what a query that may
+    attend to no key reads: "uniform" (every key alike, as -1e9 masking gives) or "zero" (no
+    key at all, as `kt.layers.MultiHeadAttention` gives).
+    """
     d_k = q.shape[-1]
     factor = {"sqrt": 1 / np.sqrt(d_k), "none": 1.0, "d": 1 / d_k, "times_sqrt": np.sqrt(d_k)}
     factor = factor[scale] if isinstance(scale, str) else scale
     scores = q @ np.swapaxes(k, -1, -2) * factor  # (..., q_len, kv_len)
     if mask is not None:
         mask = np.logical_not(mask) if invert_mask else np.asarray(mask, bool)
-        scores = np.where(mask, scores, -1e9)
+        scores = _masked_scores(scores, mask, mask_as)
     weights = np.exp(scores - scores.max(axis=axis, keepdims=True))
     weights = weights / weights.sum(axis=axis, keepdims=True)
+    if mask is not None and empty == "zero":
+        weights = weights * np.any(mask, axis=-1, keepdims=True)
     return weights @ v, weights
 
 
@@ -53,7 +75,8 @@ def np_mha(weights, heads, query, value, key=None, mask=None, **variant):
     v = _split_heads(value @ wv + bv, heads, split)
     if mask is not None:
         mask = np.asarray(mask, bool)[:, None]  # (batch, 1, q_len, kv_len)
-    options = {name: variant[name] for name in ("scale", "axis", "invert_mask") if name in variant}
+    names = ("scale", "axis", "invert_mask", "mask_as", "empty")
+    options = {name: variant[name] for name in names if name in variant}
     out, _ = np_attention(q, k, v, mask, **options)
     out = _merge_heads(out, variant.get("merge", "heads"))  # (batch, q_len, d_model)
     return out if variant.get("no_output_projection") else out @ wo + bo
@@ -98,7 +121,7 @@ def np_ffn(x, w1, b1, w2, b2, activation="relu"):
 
 
 # How a sub-layer F joins its input x: the paper's post-LN, LayerNorm(x + F(x)), or a mistake.
-WIRINGS = ("post", "no_residual", "pre_ln", "norm_plus", "no_norm")
+WIRINGS = ("post", "no_residual", "pre_ln", "pre_ln_norm_residual", "norm_plus", "no_norm")
 
 
 def wire(how, x, f, gamma, beta):
@@ -111,6 +134,8 @@ def wire(how, x, f, gamma, beta):
         return norm(f(x))
     if how == "pre_ln":
         return x + f(norm(x))
+    if how == "pre_ln_norm_residual":  # pre-LN, but the residual adds the normalized x
+        return norm(x) + f(norm(x))
     if how == "norm_plus":
         return norm(x) + f(x)
     return x + f(x)  # "no_norm"
