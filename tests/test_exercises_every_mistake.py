@@ -16,6 +16,7 @@ from keras_transformer import exercises
 from tests.test_exercises import StudentMultiHeadAttention
 
 GENERIC = "differs from"
+ATTENTIONS = [kt.layers.MultiHeadAttention, keras.layers.MultiHeadAttention]
 TF_NOISE = ("{{function_node", "[Op:", "Exception encountered")
 
 
@@ -159,10 +160,11 @@ class Encoder(keras.layers.Layer):
     mistake."""
 
     bug = None
+    attention_class = kt.layers.MultiHeadAttention
 
     def __init__(self, d_model, num_heads, dff, **kwargs):
         super().__init__(**kwargs)
-        self.attention = kt.layers.MultiHeadAttention(num_heads, key_dim=d_model // num_heads)
+        self.attention = self.attention_class(num_heads, key_dim=d_model // num_heads)
         self.norm1 = keras.layers.LayerNormalization(epsilon=1e-6)
         self.inner = keras.layers.Dense(dff, activation="relu")
         self.outer = keras.layers.Dense(d_model)
@@ -198,12 +200,13 @@ class Encoder(keras.layers.Layer):
         return self.norm2(h + ffn(h))
 
 
-def encoder_with(bug):
-    return type(f"Encoder_{bug}", (Encoder,), {"bug": bug})
+def encoder_with(bug, attention=kt.layers.MultiHeadAttention):
+    return type(f"Encoder_{bug}", (Encoder,), {"bug": bug, "attention_class": attention})
 
 
-def test_correct_encoder_on_the_package_attention_passes():
-    exercises.check_encoder_layer(Encoder)
+@pytest.mark.parametrize("attention", ATTENTIONS, ids=["kt", "keras"])
+def test_correct_encoder_on_either_attention_passes(attention):
+    exercises.check_encoder_layer(encoder_with(None, attention))
 
 
 @pytest.mark.parametrize(
@@ -222,9 +225,10 @@ def test_correct_encoder_on_the_package_attention_passes():
         ("inverted_padding", ["padding mask inverted"]),  # a mistake of our own
     ],
 )
-def test_encoder_mistakes_on_the_package_attention_are_named(bug, words):
+@pytest.mark.parametrize("attention", ATTENTIONS, ids=["kt", "keras"])
+def test_encoder_mistakes_are_named_whichever_attention(bug, words, attention):
     with pytest.raises(AssertionError) as info:
-        exercises.check_encoder_layer(encoder_with(bug))
+        exercises.check_encoder_layer(encoder_with(bug, attention))
     assert_named(info, *words)
 
 
@@ -236,13 +240,14 @@ class Decoder(keras.layers.Layer):
     recommends; `bug` switches in one mistake."""
 
     bug = None
+    attention = kt.layers.MultiHeadAttention
 
     def __init__(self, d_model, num_heads, dff, **kwargs):
         super().__init__(**kwargs)
         key_dim = d_model // num_heads
-        self.self_attention = kt.layers.MultiHeadAttention(num_heads, key_dim=key_dim)
+        self.self_attention = self.attention(num_heads, key_dim=key_dim)
         self.norm1 = keras.layers.LayerNormalization(epsilon=1e-6)
-        self.cross_attention = kt.layers.MultiHeadAttention(num_heads, key_dim=key_dim)
+        self.cross_attention = self.attention(num_heads, key_dim=key_dim)
         self.norm2 = keras.layers.LayerNormalization(epsilon=1e-6)
         self.inner = keras.layers.Dense(dff, activation="relu")
         self.outer = keras.layers.Dense(d_model)
@@ -272,23 +277,26 @@ class Decoder(keras.layers.Layer):
         return self.norm3(h + self.outer(self.inner(h)))
 
 
-def decoder_with(bug):
-    return type(f"Decoder_{bug}", (Decoder,), {"bug": bug})
+def decoder_with(bug, attention=kt.layers.MultiHeadAttention):
+    return type(f"Decoder_{bug}", (Decoder,), {"bug": bug, "attention": attention})
 
 
-def test_correct_decoder_on_the_package_attention_passes():
-    exercises.check_decoder_layer(Decoder)
+@pytest.mark.parametrize("attention", ATTENTIONS, ids=["kt", "keras"])
+def test_correct_decoder_on_either_attention_passes(attention):
+    exercises.check_decoder_layer(decoder_with(None, attention))
 
 
-def test_strict_causal_mask_with_the_package_attention_is_named():
+@pytest.mark.parametrize("attention", ATTENTIONS, ids=["kt", "keras"])
+def test_strict_causal_mask_is_named_whichever_attention(attention):
     with pytest.raises(AssertionError) as info:
-        exercises.check_decoder_layer(decoder_with("strict_causal"))
+        exercises.check_decoder_layer(decoder_with("strict_causal", attention))
     assert_named(info, "hides the diagonal", "np.tril(ones)")
 
 
-def test_cross_attention_queries_from_the_encoder_are_named_without_tf_noise():
+@pytest.mark.parametrize("attention", ATTENTIONS, ids=["kt", "keras"])
+def test_cross_attention_queries_from_the_encoder_are_named_without_tf_noise(attention):
     with pytest.raises(AssertionError) as info:
-        exercises.check_decoder_layer(decoder_with("cross_queries_from_context"))
+        exercises.check_decoder_layer(decoder_with("cross_queries_from_context", attention))
     message = assert_named(info, "queries", "encoder output", "h1")
     assert "Incompatible shapes" not in message, message
 
