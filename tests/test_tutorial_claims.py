@@ -68,6 +68,13 @@ CLAIMS = {
         Claim("535", near="passes in"),
         Claim("3,403", near="3468 /"),
     ],
+    "08_decoding_greedy_beam_kv_cache": [
+        Claim("7", near="more likely on"),
+        Claim("351"),
+        Claim("332", near="327, beam"),
+        Claim("327", near="right German: greedy"),
+        Claim("344", near="the same output on"),
+    ],
     "12_encoder_pretraining_and_sentence_vectors": [
         Claim("0.494", near="from scratch"),
         Claim("0.506", near="chance"),
