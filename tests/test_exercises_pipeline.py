@@ -34,6 +34,8 @@ def wordpiece(word, vocab, bug=None):
     pieces, start = [], 0
     while start < len(word):
         ends = range(start + 1, len(word) + 1) if bug == "shortest" else range(len(word), start, -1)
+        if bug == "no_single":
+            ends = range(len(word), start + 1, -1)
         piece = None
         for end in ends:
             text = word[start:end]
@@ -64,6 +66,7 @@ def test_wordpiece_reference_passes():
     "bug, needle",
     [
         ("shortest", "shortest match first"),
+        ("no_single", "one-character pieces are never tried"),
         ("no_joiner", "without '##'"),
         ("joiner_first", "the first piece is looked up with '##'"),
         ("unk_part", "[UNK] for the unmatched character only"),
@@ -188,6 +191,9 @@ def perplexity(labels, logits, bug=None):
         return np.exp((nll[real] / np.log(2)).mean())
     if bug == "no_exp":
         return nll[real].mean()
+    if bug == "smoothed":
+        smooth = 0.9 * nll - 0.1 * log_p.mean(-1)
+        return np.exp(smooth[real].mean())
     return np.exp(nll[real].mean())
 
 
@@ -211,6 +217,7 @@ def test_perplexity_is_exp_of_the_package_loss():
         ("base_2", "2 ** (cross-entropy in nats)"),
         ("bits", "in bits (log base 2)"),
         ("no_exp", "not exponentiated"),
+        ("smoothed", "label-smoothed loss"),
     ],
 )
 def test_perplexity_mistakes_are_named(bug, needle):
@@ -275,6 +282,8 @@ def beam(model, source, start_id, end_id, max_length, beam_size, alpha, bug=None
             return b[1]
         if bug == "plain_penalty":
             return b[1] / length**alpha
+        if bug == "with_start":
+            return b[1] / ((5 + length + 1) / 6) ** alpha
         return b[1] / ((5 + length) / 6) ** alpha
 
     return max(beams, key=ranked)[0][1:]
@@ -309,6 +318,7 @@ def test_beam_reference_passes():
         ("no_stop", "does not stop at [END]"),
         ("no_penalty", "no length penalty"),
         ("plain_penalty", "length ** alpha"),
+        ("with_start", "the length counts [START]"),
         ("probabilities", "probabilities summed"),
         ("last_only", "last token's log-probability"),
         ("pad_after", "[PAD] counted in the log-softmax"),

@@ -60,6 +60,8 @@ def wordpiece_pieces(word: str, vocab, mistake: str | None = None) -> list[str]:
         lengths = range(len(word), start, -1)
         if mistake == "shortest":
             lengths = range(start + 1, len(word) + 1)
+        elif mistake == "no_single":
+            lengths = range(len(word), start + 1, -1)
         found = None
         for end in lengths:
             piece = word[start:end]
@@ -98,6 +100,8 @@ WORDPIECE_MISTAKES = {
     "shortest": "shortest match first: at each position take the LONGEST piece of the "
     "vocabulary that starts there (try the whole rest of the word, then one character less, "
     "and so on)",
+    "no_single": "one-character pieces are never tried: the candidate piece shrinks down to "
+    "ONE character (end = start + 1) before the word is given up as [UNK]",
     "no_joiner": "the pieces after the first are looked up and written without '##': a piece "
     "that does not start the word is the vocabulary entry '##' + piece",
     "joiner_output_only": "the pieces after the first are looked up with '##' but written "
@@ -181,7 +185,7 @@ def check_wordpiece(fn) -> None:
     piece), until the word is used up; `['[UNK]']` when at some position no piece matches.
     Compared with tensorflow-text's `WordpieceTokenizer` on about 200 words (hand-written,
     generated from the vocabulary's pieces, random letters) with a vocabulary of its own.
-    Mistakes named: shortest match first, '##' missing (lookup, output or both), '##' on the
+    Mistakes named: shortest match first, one-character pieces never tried, '##' missing (lookup, output or both), '##' on the
     first piece, [UNK] for the unmatched part only (or the matched pieces kept, or the
     character skipped), an empty list for an unknown word.
     """
@@ -416,6 +420,14 @@ def _perplexity_candidates(labels, logits):
         ),
     )
     yield mean, "the mean cross-entropy, not exponentiated: perplexity = exp(mean cross-entropy)"
+    smoothed = np_token_losses(labels, logits, 0.1)[real].mean()
+    yield (
+        np.exp(smoothed),
+        (
+            "the label-smoothed loss (eps 0.1) exponentiated: perplexity uses the plain "
+            "cross-entropy, -log p(label), without label smoothing"
+        ),
+    )
     yield np.exp(as_probs), "the logits read as probabilities: apply the softmax first"
     yield np.exp(token[real].sum()), "exp of the SUM of the cross-entropy; exp of its mean"
 
@@ -430,6 +442,7 @@ def check_perplexity(fn) -> None:
     (natural logarithm, as `MaskedSparseCategoricalCrossentropy` without label smoothing).
     Mistakes named: the padding counted, divided by all positions, a mean of per-sentence
     perplexities or of per-sentence means, exp per token then mean, 2 ** or bits, no exp,
+    the label-smoothed loss,
     logits read as probabilities, a sum, padded positions' logits changing the value.
     """
     rng = np.random.default_rng(31)
@@ -684,6 +697,8 @@ def python_beam(scorer, max_length, beam_size, alpha, mistake=None):
     form = formula.get(mistake, "gnmt")
     if mistake == "penalty_without_end":
         best = max(pool, key=lambda b: b[1] / _penalty(len(b[0]) - 1 - b[2], alpha))
+    elif mistake == "penalty_with_start":
+        best = max(pool, key=lambda b: b[1] / _penalty(len(b[0]), alpha))
     else:
         best = max(pool, key=lambda b: b[1] / _penalty(len(b[0]) - 1, alpha, form))
     return list(best[0][1:])
@@ -702,6 +717,8 @@ BEAM_MISTAKES = {
     "alpha",
     "penalty_without_end": "the length counts the tokens without [END]: count the generated "
     "tokens, [END] included",
+    "penalty_with_start": "the length counts [START]: count the generated tokens only, [END] "
+    "included",
     "penalty_while_pruning": "the length penalty applied while pruning: the beams are kept by "
     "their summed log-probability; the penalty only ranks the final beams",
     "last_only": "a beam scored by its last token's log-probability: sum the "
@@ -801,7 +818,7 @@ def check_beam_search(fn, beam_size: int = 3) -> None:
     Compared with `kt.inference.beam_search` on a fixed-weight model, six sources and alpha
     0, 0.6 and 2.
     Mistakes named: one beam kept, not stopping at [END], no length penalty or another
-    formula, [END] not counted, the penalty applied while pruning, the last log-probability
+    formula, [END] not counted or [START] counted, the penalty applied while pruning, the last log-probability
     or summed probabilities as the score, finished beams set aside, [PAD] allowed or removed
     after the log-softmax.
     """
