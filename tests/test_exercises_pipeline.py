@@ -311,6 +311,19 @@ def test_beam_reference_passes():
     assert exercises.check_beam_search(beam) is None
 
 
+def test_search_output_padded_like_kt_inference_passes():
+    """Tokens padded with 0 to max_length (as `kt.inference` returns them) are accepted, and
+    the model passed to the student's function also answers `predict`."""
+
+    def padded(model, source, start_id, end_id, max_length):
+        tokens = greedy(model, source, start_id, end_id, max_length)
+        logits = model.predict({"source": source, "target": np.array([[start_id]])}, verbose=0)
+        assert logits.shape[:2] == (1, 1)
+        return np.array(tokens + [0] * (max_length - len(tokens)))
+
+    assert exercises.check_greedy_search(padded) is None
+
+
 @pytest.mark.parametrize(
     "bug, needle",
     [

@@ -524,6 +524,11 @@ class TracedModel:
 
         self._logits = logits
 
+    def __getattr__(self, name):  # anything else (predict, layers, ...): the Keras model's
+        if name == "model":
+            raise AttributeError(name)
+        return getattr(self.model, name)
+
     def __call__(self, inputs, training=False):
         import tensorflow as tf
 
@@ -738,6 +743,8 @@ def _search_output(what, value):
         tokens = [int(t) for t in np.asarray(value).reshape(-1).tolist()]
     except (TypeError, ValueError):
         fail(f"{what} returned {type(value).__name__} {value!r}; return a list of token ids (int)")
+    while tokens and tokens[-1] == 0:  # padding after the output (as kt.inference returns it)
+        tokens.pop()
     return tokens
 
 
