@@ -429,3 +429,14 @@ def test_python_bleu_is_sacrebleus_on_real_sentences():
         want = scorer.corpus_score(list(hypotheses), [list(references)]).score
         assert abs(checks.python_bleu(hypotheses, references) - want) < 0.01
         assert abs(bleu(hypotheses, references) - want) < 0.01
+
+
+def test_a_tensorflow_error_in_the_students_code_reads_plainly():
+    def broken(model, source, start_id, end_id, max_length, beam_size, alpha):
+        import tensorflow as tf
+
+        return tf.reshape(tf.constant([1, 2, 3]), [2, 2])
+
+    message = fails_naming(exercises.check_beam_search, broken, "raised InvalidArgumentError")
+    assert "{{" not in message and "[Op:" not in message, message
+    assert "tensor with 3 values" in message, message
