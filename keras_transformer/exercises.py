@@ -8,7 +8,8 @@ the contract (calls, shapes, weights); the student's code may return NumPy or te
 
 This module is the checkers' public home (the notebooks call `kt.exercises.check_...`);
 they live in `keras_transformer.course`: `attention_checks` (notebooks 01-03),
-`layer_checks` (04-05), `model_checks` (06-07), over `checking` (running the student's
+`layer_checks` (04-05), `model_checks` (06-07), `pipeline_checks` (13: WordPiece, the
+pre-LN layer, perplexity, greedy and beam search, BLEU), over `checking` (running the student's
 code, wording the failure), `references` (NumPy versions) and `diagnosis` (naming the
 mistake).
 
@@ -38,15 +39,29 @@ from keras_transformer.course.layer_checks import (
     check_feed_forward,
 )
 from keras_transformer.course.model_checks import check_functional_transformer, check_masked_loss
+from keras_transformer.course.pipeline_checks import (
+    check_beam_search,
+    check_corpus_bleu,
+    check_greedy_search,
+    check_perplexity,
+    check_pre_ln_encoder_layer,
+    check_wordpiece,
+)
 
 __all__ = [
     "check_add_norm",
+    "check_beam_search",
+    "check_corpus_bleu",
     "check_decoder_layer",
     "check_encoder_layer",
     "check_feed_forward",
     "check_functional_transformer",
+    "check_greedy_search",
     "check_masked_loss",
     "check_multi_head_attention",
+    "check_perplexity",
     "check_positional_encoding",
+    "check_pre_ln_encoder_layer",
     "check_scaled_dot_product_attention",
+    "check_wordpiece",
 ]

@@ -96,6 +96,12 @@ def test_solution_notebooks_hold_the_checkers():
         "check_decoder_layer",
         "check_masked_loss",
         "check_functional_transformer",
+        "check_wordpiece",
+        "check_pre_ln_encoder_layer",
+        "check_perplexity",
+        "check_greedy_search",
+        "check_beam_search",
+        "check_corpus_bleu",
     }
     used = set()
     for path in sorted(DEFAULT_TUTORIALS.glob("[0-9][0-9]_*.ipynb")):
