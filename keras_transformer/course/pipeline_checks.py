@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 from collections import Counter
 
 import numpy as np
@@ -26,10 +25,10 @@ from keras_transformer.course.checking import (
     make_layer,
     max_diff,
     reference_weights,
+    run,
     shaped_output,
     student_facing,
 )
-from keras_transformer.course.checking import run as _run
 from keras_transformer.course.references import (
     np_attention_mask,
     np_ffn,
@@ -37,18 +36,6 @@ from keras_transformer.course.references import (
     np_mha,
     np_token_losses,
 )
-
-_TF_NOISE = re.compile(r"\{\{function_node [^}]*\}\}\s*|\s*\[Op:\w+\]( name:( [^\s(]+)?)?")
-
-
-def run(what, fn, *args, **kwargs):
-    """`checking.run` (the student's exception as one AssertionError), without TensorFlow's
-    `{{function_node ...}}` and `[Op:...]` decorations in the message."""
-    try:
-        return _run(what, fn, *args, **kwargs)
-    except AssertionError as error:
-        fail(_TF_NOISE.sub(" ", str(error)).replace("  ", " ").strip())
-
 
 # --------------------------------------------------------------------------------------------
 # 1. WordPiece: greedy longest-match-first
