@@ -8,7 +8,8 @@ the contract (calls, shapes, weights); the student's code may return NumPy or te
 
 This module is the checkers' public home (the notebooks call `kt.exercises.check_...`);
 they live in `keras_transformer.course`: `attention_checks` (notebooks 01-03),
-`layer_checks` (04-05), `model_checks` (06-07), over `checking` (running the student's
+`layer_checks` (04-05), `model_checks` (06-07), `fit_checks` (the graded `model.fit`
+assignment), over `checking` (running the student's
 code, wording the failure), `references` (NumPy versions) and `diagnosis` (naming the
 mistake).
 
@@ -31,6 +32,8 @@ from keras_transformer.course.attention_checks import (
     check_positional_encoding,
     check_scaled_dot_product_attention,
 )
+from keras_transformer.course.checking import CheckFailed, graded
+from keras_transformer.course.fit_checks import check_trained_translator
 from keras_transformer.course.layer_checks import (
     check_add_norm,
     check_decoder_layer,
@@ -40,6 +43,7 @@ from keras_transformer.course.layer_checks import (
 from keras_transformer.course.model_checks import check_functional_transformer, check_masked_loss
 
 __all__ = [
+    "CheckFailed",
     "check_add_norm",
     "check_decoder_layer",
     "check_encoder_layer",
@@ -49,4 +53,6 @@ __all__ = [
     "check_multi_head_attention",
     "check_positional_encoding",
     "check_scaled_dot_product_attention",
+    "check_trained_translator",
+    "graded",
 ]
