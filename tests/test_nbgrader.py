@@ -154,6 +154,14 @@ def test_checker_cells_without_the_package_import_are_refused(tmp_path):
         nbgrader_course.nbgrader_notebook(path)
 
 
+def test_tutorials_without_exercises_is_a_one_line_error(tmp_path, capsys):
+    argv = ["exercises", "--tutorials", str(tmp_path), "--nbgrader", str(tmp_path / "course")]
+    assert cli.main(argv) == cli.EXIT_USER_ERROR
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "has a cell tagged 'exercise'" in err, err
+    assert not (tmp_path / "course").exists()
+
+
 def test_out_and_nbgrader_are_alternatives(tmp_path, capsys):
     with pytest.raises(SystemExit):
         cli.main(["exercises", "--out", str(tmp_path / "a"), "--nbgrader", str(tmp_path / "b")])

@@ -54,11 +54,6 @@ def _nbgrader(tutorials, out) -> int:
     from keras_transformer.course import nbgrader_course
 
     assignments = nbgrader_course.write_course(tutorials, out)
-    if not assignments:
-        raise UserInputError(
-            f"no notebook in --tutorials {tutorials} has a cell tagged "
-            f"'exercise'; pass the folder of the course notebooks"
-        )
     width = max(map(len, assignments))
     for name, points in assignments.items():
         print(f"{name:<{width}}  {points:g} points")

@@ -209,10 +209,18 @@ def write_course(
 
     Returns:
         `{assignment name: total points}`, in the course's order.
+
+    Raises:
+        UserInputError: when no tutorial has an `exercise` cell (a wrong `tutorials` folder).
     """
     out = pathlib.Path(out)
     if out.exists() and not out.is_dir():
         raise FileExistsError(f"--nbgrader {out} exists and is not a directory; pass another")
+    if not any(nbgrader_notebook(path)[1] for path in tutorial_notebooks(tutorials)):
+        raise UserInputError(
+            f"no notebook in --tutorials {tutorials} has a cell tagged 'exercise'; pass the "
+            "folder of the course notebooks"
+        )
     assignments = {}
     for path in course_notebooks(tutorials):
         notebook, points = nbgrader_notebook(path)
