@@ -55,10 +55,11 @@ def graded():
     """Runs a checker cell so that a failure reads as the checker's one-line message.
 
     The checker cells of the nbgrader course (`keras-transformer exercises --nbgrader DIR`) run
-    inside it. nbgrader scores a test cell 0 when it writes to stderr, so a warning of the
-    cell (a Python warning, a Keras message) is shown on stdout instead. An `AssertionError` (a checker's message, or a bare `assert` of the cell, shown
-    with its line) or any other exception of the cell becomes `CheckFailed`, which a notebook
-    shows as one line, where a Keras traceback would bury the message.
+    inside it. nbgrader scores a test cell 0 when it writes to stderr, so what the cell's
+    Python code writes there (a warning, a Keras message) is shown on stdout instead. An
+    `AssertionError` (a checker's message, or a bare `assert` of the cell, shown with its line)
+    or any other exception of the cell becomes `CheckFailed`, which a notebook shows as one
+    line, where a Keras traceback would bury the message.
 
     Example:
     >>> with graded():
