@@ -375,3 +375,58 @@ def test_autograde_scores_and_feedback(graded_course, assignment, student, chang
     assert shown.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") in page or (
         shown in page
     )
+
+
+# The graded model.fit check, on tiny untrained models: what its message names.
+
+
+def _tiny_model(causal=True, padding=True):
+    import keras
+
+    import keras_transformer as kt
+
+    keras.utils.set_random_seed(0)
+    source = keras.Input(shape=(None,), dtype="int32", name="source")
+    target = keras.Input(shape=(None,), dtype="int32", name="target")
+    source_mask = kt.layers.PaddingMask()(source) if padding else None
+    x = kt.layers.PositionalEmbedding(8, 8, mask_zero=False)(source)
+    x = kt.layers.EncoderLayer(2, 16, dropout=0.0)(x, padding_mask=source_mask)
+    y = kt.layers.PositionalEmbedding(8, 8, mask_zero=False)(target)
+    y = kt.layers.SelfAttention(2, causal=causal, dropout=0.0)(y)
+    y = kt.layers.CrossAttention(2, dropout=0.0)(y, x, context_padding_mask=source_mask)
+    logits = keras.layers.Dense(8)(y)
+    return keras.Model({"source": source, "target": target}, logits)
+
+
+HELD_OUT = ([[3, 4, 5, 6, 0, 0], [4, 5, 0, 0, 0, 0]], [[6, 5, 4, 3], [5, 4]])
+
+
+def test_fit_check_names_a_loss_that_counts_padding():
+    import keras
+
+    from keras_transformer.exercises import check_trained_translator
+
+    model = _tiny_model()
+    model.compile(loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    with pytest.raises(AssertionError, match="counts the padded labels"):
+        check_trained_translator(model, *HELD_OUT, start=1, end=2, threshold=0.0)
+    masked = keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0)
+    model.compile(loss=masked)
+    assert check_trained_translator(model, *HELD_OUT, start=1, end=2, threshold=0.0) is None
+
+
+@pytest.mark.parametrize(
+    "mistake, words",
+    [
+        ({"causal": False}, "no causal mask"),
+        ({"padding": False}, "padding is appended to the source"),
+        ({}, "no masking mistake found"),
+    ],
+)
+def test_fit_check_below_the_pass_mark_names_the_mask(mistake, words):
+    from keras_transformer.exercises import check_trained_translator
+
+    model = _tiny_model(**mistake)
+    with pytest.raises(AssertionError, match="below the pass mark 1.01") as caught:
+        check_trained_translator(model, *HELD_OUT, start=1, end=2, threshold=1.01)
+    assert words in str(caught.value)
