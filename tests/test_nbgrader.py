@@ -1,8 +1,8 @@
 """`keras-transformer exercises --nbgrader DIR`: the course as nbgrader assignments.
 
 The conversion is checked on every notebook (no nbgrader needed). Then the real nbgrader runs
-the round trip a teacher runs, offline, on a small subset (the whole course takes minutes,
-docs/teaching.md): `generate_assignment`, submissions placed in `submitted/<student>/`,
+the round trip a teacher runs, offline, on a small subset (`KERAS_TRANSFORMER_GRADE_ALL=1`:
+the whole course, about ten minutes of CPU, docs/teaching.md): `generate_assignment`, submissions placed in `submitted/<student>/`,
 `autograde`, `generate_feedback`. The reference answers score full marks; each wrong submission
 loses exactly the points of the checker cell that fails, and its feedback shows the checker's
 one-line message, not a traceback.
@@ -195,6 +195,8 @@ def test_graded_shows_warnings_on_stdout(capsys):
 
 # (assignment, student, {answer grade id: [(text of the reference answer, its replacement)]},
 #  the checker cell expected to fail (None: full marks), words of its message)
+# Graded by default (about two minutes of CPU): a cheap assignment right and wrong, one wrong
+# answer among three graded cells, and the model.fit assignment's reference.
 SUBMISSIONS = [
     ("01_attention_from_scratch", "reference", {}, None, None),
     (
@@ -204,14 +206,6 @@ SUBMISSIONS = [
         "check_scaled_dot_product_attention",
         "sqrt(d_k)",
     ),
-    (
-        "01_attention_from_scratch",
-        "unwritten",
-        {"answer_attention_numpy": [("d_k = q.shape[-1]", "raise NotImplementedError()")]},
-        "check_scaled_dot_product_attention",
-        "not implemented yet",
-    ),
-    ("04_add_norm_feed_forward_encoder_layer", "reference", {}, None, None),
     (
         "04_add_norm_feed_forward_encoder_layer",
         "no_relu",
@@ -224,6 +218,18 @@ SUBMISSIONS = [
         "ReLU",
     ),
     ("fit_a_transformer", "reference", {}, None, None),
+]
+# KERAS_TRANSFORMER_GRADE_ALL=1 also grades these, and the reference answers of every other
+# assignment: the whole course (docs/teaching.md says how long it takes).
+MORE_SUBMISSIONS = [
+    (
+        "01_attention_from_scratch",
+        "unwritten",
+        {"answer_attention_numpy": [("d_k = q.shape[-1]", "raise NotImplementedError()")]},
+        "check_scaled_dot_product_attention",
+        "not implemented yet",
+    ),
+    ("04_add_norm_feed_forward_encoder_layer", "reference", {}, None, None),
     (
         "fit_a_transformer",
         "no_padding_mask",
@@ -237,9 +243,8 @@ SUBMISSIONS = [
         "padding",
     ),
 ]
-# KERAS_TRANSFORMER_GRADE_ALL=1: the reference answers of every assignment too (how long the
-# whole course takes to autograde, docs/teaching.md).
 if os.environ.get("KERAS_TRANSFORMER_GRADE_ALL") == "1":
+    SUBMISSIONS += MORE_SUBMISSIONS
     SUBMISSIONS += [
         (path.stem, "reference", {}, None, None)
         for path in tutorial_notebooks()
