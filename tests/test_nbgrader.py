@@ -195,10 +195,10 @@ def test_graded_shows_warnings_on_stdout(capsys):
 
 # (assignment, student, {answer grade id: [(text of the reference answer, its replacement)]},
 #  the checker cell expected to fail (None: full marks), words of its message)
-# Graded by default (about two minutes of CPU): a cheap assignment right and wrong, one wrong
-# answer among three graded cells, and the model.fit assignment's reference.
+# Graded by default (under three minutes of CPU for this file): a cheap assignment wrong, one
+# wrong answer among three graded cells (the other two keep their points), and the model.fit
+# assignment's reference (full marks).
 SUBMISSIONS = [
-    ("01_attention_from_scratch", "reference", {}, None, None),
     (
         "01_attention_from_scratch",
         "unscaled",
@@ -222,6 +222,7 @@ SUBMISSIONS = [
 # KERAS_TRANSFORMER_GRADE_ALL=1 also grades these, and the reference answers of every other
 # assignment: the whole course (docs/teaching.md says how long it takes).
 MORE_SUBMISSIONS = [
+    ("01_attention_from_scratch", "reference", {}, None, None),
     (
         "01_attention_from_scratch",
         "unwritten",
