@@ -14,12 +14,15 @@ def register(sub) -> None:
         "README, or an nbgrader course of them",
     )
     where = p.add_mutually_exclusive_group(required=True)
-    where.add_argument("--out", help="directory for the student notebooks")
+    where.add_argument(
+        "--out", help="directory for the student notebooks (default: none; --out or --nbgrader)"
+    )
     where.add_argument(
         "--nbgrader",
         metavar="DIR",
         help="write an nbgrader course directory instead: nbgrader_config.py and "
-        "source/<assignment>/ (one autograded assignment per notebook with exercises)",
+        "source/<assignment>/ (one autograded assignment per notebook with exercises; "
+        "default: none, --out or --nbgrader)",
     )
     p.add_argument(
         "--tutorials",
