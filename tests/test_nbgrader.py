@@ -2,7 +2,7 @@
 
 The conversion is checked on every notebook (no nbgrader needed). Then the real nbgrader runs
 the round trip a teacher runs, offline, on a small subset (`KERAS_TRANSFORMER_GRADE_ALL=1`:
-the whole course, about ten minutes of CPU, docs/teaching.md): `generate_assignment`, submissions placed in `submitted/<student>/`,
+the whole course, about 12 minutes of CPU, docs/teaching.md): `generate_assignment`, submissions placed in `submitted/<student>/`,
 `autograde`, `generate_feedback`. The reference answers score full marks; each wrong submission
 loses exactly the points of the checker cell that fails, and its feedback shows the checker's
 one-line message, not a traceback.
@@ -268,7 +268,7 @@ def _nbgrader(course, env, *args):
         env=env,
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=1800,  # 06 took 639 s on a loaded 2-core machine
     )
     assert done.returncode == 0, (args, done.stdout[-3000:], done.stderr[-3000:])
     return time.perf_counter() - start, _cpu_seconds() - cpu
