@@ -9,7 +9,8 @@ the contract (calls, shapes, weights); the student's code may return NumPy or te
 This module is the checkers' public home (the notebooks call `kt.exercises.check_...`);
 they live in `keras_transformer.course`: `attention_checks` (notebooks 01-03),
 `layer_checks` (04-05), `model_checks` (06-07), `pipeline_checks` (13: WordPiece, the
-pre-LN layer, perplexity, greedy and beam search, BLEU), over `checking` (running the student's
+pre-LN layer, perplexity, greedy and beam search, BLEU), `fit_checks` (the graded `model.fit`
+assignment), over `checking` (running the student's
 code, wording the failure), `references` (NumPy versions) and `diagnosis` (naming the
 mistake).
 
@@ -32,6 +33,8 @@ from keras_transformer.course.attention_checks import (
     check_positional_encoding,
     check_scaled_dot_product_attention,
 )
+from keras_transformer.course.checking import CheckFailed, graded
+from keras_transformer.course.fit_checks import check_trained_translator
 from keras_transformer.course.layer_checks import (
     check_add_norm,
     check_decoder_layer,
@@ -49,6 +52,7 @@ from keras_transformer.course.pipeline_checks import (
 )
 
 __all__ = [
+    "CheckFailed",
     "check_add_norm",
     "check_beam_search",
     "check_corpus_bleu",
@@ -63,5 +67,7 @@ __all__ = [
     "check_positional_encoding",
     "check_pre_ln_encoder_layer",
     "check_scaled_dot_product_attention",
+    "check_trained_translator",
     "check_wordpiece",
+    "graded",
 ]

@@ -106,6 +106,17 @@ def test_exercises_writes_the_student_notebooks_and_a_readme(installed):
     assert str(python.parent.parent) in readme  # the solutions: installed with the wheel
 
 
+def test_exercises_writes_the_nbgrader_course(installed):
+    """The graded assignment that is no tutorial ships in the wheel (package data)."""
+    script, _, work, env = installed
+    _run([str(script), "exercises", "--nbgrader", "course"], cwd=work, env=env)
+    assert (work / "course" / "nbgrader_config.py").is_file()
+    fit = work / "course" / "source" / "fit_a_transformer" / "fit_a_transformer.ipynb"
+    cells = json.loads(fit.read_text())["cells"]
+    assert any(cell["metadata"]["nbgrader"]["grade"] for cell in cells)
+    assert (work / "course" / "source" / "01_attention_from_scratch").is_dir()
+
+
 def test_benchmark_runs(installed):
     script, _, work, env = installed
     assert "--size" in _run([str(script), "benchmark", "--help"], cwd=work, env=env).stdout

@@ -8,8 +8,11 @@ The rest reads what the student returned (`as_array`, `shaped_output`), compares
 reference (`make_layer`, `copy_weights`, `random_weights`, `reference_weights`).
 """
 
+import contextlib
 import functools
 import re
+import sys
+import traceback
 from typing import NoReturn
 
 import keras
@@ -34,6 +37,51 @@ def student_facing(check):
         raise AssertionError(message) from None
 
     return wrapper
+
+
+class CheckFailed(AssertionError):
+    """A failed check, shown as one line in a notebook: `Check failed: <message>`.
+
+    IPython draws an exception that has `_render_traceback_()` with the lines it returns instead
+    of the traceback, and nbgrader's feedback shows what the notebook showed.
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"Check failed: {self}"]
+
+
+@contextlib.contextmanager
+def graded():
+    """Runs a checker cell so that a failure reads as the checker's one-line message.
+
+    The checker cells of the nbgrader course (`keras-transformer exercises --nbgrader DIR`) run
+    inside it. nbgrader scores a test cell 0 when it writes to stderr, so what the cell's
+    Python code writes there (a warning, a Keras message) is shown on stdout instead. An
+    `AssertionError` (a checker's message, or a bare `assert` of the cell, shown with its line)
+    or any other exception of the cell becomes `CheckFailed`, which a notebook shows as one
+    line, where a Keras traceback would bury the message.
+
+    Example:
+    >>> with graded():
+    ...     assert 1 + 1 == 3
+    Traceback (most recent call last):
+    ...
+    keras_transformer.course.checking.CheckFailed: assert 1 + 1 == 3
+    """
+    try:
+        with contextlib.redirect_stderr(sys.stdout):
+            yield
+    except AssertionError as error:
+        message = " ".join(str(error).split())
+        if not message:  # a bare `assert` in the cell: its line says what was checked
+            frames = traceback.extract_tb(error.__traceback__)
+            message = (frames[-1].line or "an assertion failed") if frames else ""
+        raise CheckFailed(message or "an assertion failed") from None
+    except Exception as error:
+        line = _informative_line(error)
+        raise CheckFailed(
+            f"{type(error).__name__}: {line}" if line else type(error).__name__
+        ) from None
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")

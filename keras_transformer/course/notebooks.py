@@ -14,11 +14,69 @@ import ast
 import importlib.resources
 import json
 import pathlib
+from typing import NamedTuple
 
 from keras_transformer.errors import UserInputError
 
 EXERCISE_TAG = "exercise"
 CHECKER_TAG = "checker"
+
+
+class ExerciseBody(NamedTuple):
+    """The body of one function or method of an exercise cell: what the student writes.
+
+    `lines[start:end]` of the cell's source lines (0-based, `end` excluded) are the body after
+    the docstring; `start == end` for a function that is a docstring only. `indent` is the
+    body's indentation, `name` the function's (`Class.method` for a method).
+    """
+
+    name: str
+    start: int
+    end: int
+    indent: int
+
+
+def exercise_bodies(source: str) -> list[ExerciseBody]:
+    """The bodies of the top-level functions and methods of an exercise cell, in source order.
+
+    Student versions stub them (`student_version`); the nbgrader course puts them between
+    nbgrader's solution markers (`keras_transformer.course.nbgrader_course`).
+
+    Args:
+        source: the Python source of the exercise cell (IPython magics aside).
+
+    Returns:
+        One `ExerciseBody` per function or method.
+
+    Example:
+    >>> exercise_bodies("def double(x):\\n    y = 2 * x\\n    return y\\n")
+    [ExerciseBody(name='double', start=1, end=3, indent=4)]
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as error:
+        raise UserInputError(f"exercise cell is not valid Python ({error}); fix the cell") from None
+    functions = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.append((node, node.name))
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    functions.append((item, f"{node.name}.{item.name}"))
+    if not functions:
+        raise UserInputError("exercise cell defines no function or class; tag only cells that do")
+    bodies = []
+    for node, name in sorted(functions, key=lambda pair: pair[0].lineno):
+        body = node.body
+        has_doc = ast.get_docstring(node, clean=False) is not None
+        first = body[1] if has_doc and len(body) > 1 else (None if has_doc else body[0])
+        indent = body[0].col_offset
+        if first is None:  # a docstring only
+            bodies.append(ExerciseBody(name, body[0].end_lineno, body[0].end_lineno, indent))
+        else:
+            bodies.append(ExerciseBody(name, first.lineno - 1, node.end_lineno, indent))
+    return bodies
 
 
 def student_version(source: str) -> str:
@@ -37,30 +95,10 @@ def student_version(source: str) -> str:
     def double(x):
         raise NotImplementedError("exercise: write double")
     """
-    try:
-        tree = ast.parse(source)
-    except SyntaxError as error:
-        raise UserInputError(f"exercise cell is not valid Python ({error}); fix the cell") from None
-    functions = []
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            functions.append((node, node.name))
-        elif isinstance(node, ast.ClassDef):
-            for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    functions.append((item, f"{node.name}.{item.name}"))
-    if not functions:
-        raise UserInputError("exercise cell defines no function or class; tag only cells that do")
     lines = source.splitlines()
-    for node, name in sorted(functions, key=lambda pair: -pair[0].lineno):
-        body = node.body
-        has_doc = ast.get_docstring(node, clean=False) is not None
-        first = body[1] if has_doc and len(body) > 1 else (None if has_doc else body[0])
-        stub = f'{" " * body[0].col_offset}raise NotImplementedError("exercise: write {name}")'
-        if first is None:  # a docstring only
-            lines.insert(body[0].end_lineno, stub)
-            continue
-        lines[first.lineno - 1 : node.end_lineno] = [stub]
+    for body in reversed(exercise_bodies(source)):
+        stub = f'{" " * body.indent}raise NotImplementedError("exercise: write {body.name}")'
+        lines[body.start : body.end] = [stub]
     return "\n".join(lines) + "\n"
 
 
