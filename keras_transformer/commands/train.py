@@ -18,6 +18,8 @@ from keras_transformer.commands._arguments import (
     RATE,
     config_defaults,
     dataclass_default,
+    duration,
+    int_flag,
 )
 from keras_transformer.guides import guide_pointer
 
@@ -129,6 +131,7 @@ def register(sub) -> None:
     p.add_argument(
         "--time-budget",
         metavar="DURATION",
+        type=duration,
         help="train as well as possible in this wall-clock time (90s, 10m, 1.5h): the whole "
         "command's, setup and evaluation included; a resumed run gets what is left of it. "
         f"With --task {'/'.join(DATA_SIZED_TASKS)} the model size is chosen to fit it",
@@ -241,9 +244,8 @@ def train_default(name: str) -> str:
 def add_run_arguments(parser) -> None:
     """`--epochs`, `--d-model`, ... (defaults: the run config's); `--dropout` parsed as a RATE."""
     for name, kind in RUN_OPTIONS:
-        parser.add_argument(
-            f"--{name.replace('_', '-')}", type=RATE if kind is float else kind, help=RUN_HELP[name]
-        )
+        flag_type = RATE if kind is float else int_flag(4 if name == "max_length" else 1)
+        parser.add_argument(f"--{name.replace('_', '-')}", type=flag_type, help=RUN_HELP[name])
 
 
 def run_command(config_class, run, args, none_option: str, keys: tuple[str, ...]) -> dict:
