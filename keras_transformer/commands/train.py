@@ -21,7 +21,7 @@ from keras_transformer.commands._arguments import (
     duration,
     int_flag,
 )
-from keras_transformer.guides import guide_pointer
+from keras_transformer.guides import guide_command
 
 # The options train and pretrain share (model sizes and the recipe), with their types and help.
 RUN_OPTIONS = (
@@ -185,7 +185,7 @@ def register(sub) -> None:
         choices=STRATEGIES,
         help="tf.distribute strategy: none, mirrored (local GPUs or --cpu-devices), "
         "multiworker (TF_CONFIG), tpu; --batch-size is global. The scaling guide: "
-        f"{guide_pointer('scaling')}",
+        f"`{guide_command('scaling')}`",
     )
     p.add_argument(
         "--cpu-devices",

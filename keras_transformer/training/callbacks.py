@@ -436,7 +436,7 @@ class TimeBudget(keras.callbacks.Callback):
                 self.stopped_step = self._first_step + self._steps_done()
         elif self.stopped_step is None:
             self._reshape()
-        if self.progress and self._line_due():
+        if self.progress and self._line_due(epoch):
             used = self.used_seconds + self.elapsed
             left = max(0.0, self.budget_seconds - used)
             values = "".join(
@@ -453,11 +453,12 @@ class TimeBudget(keras.callbacks.Callback):
                 values,
             )
 
-    def _line_due(self) -> bool:
+    def _line_due(self, epoch: int) -> bool:
         """The first epoch's line, the last one's, and others at least `progress_seconds`
         after the previous line."""
         last, self._last_line = self._last_line, self.elapsed
-        if last is None or self.model.stop_training:
+        final = epoch + 1 >= int((self.params or {}).get("epochs") or 0)
+        if last is None or self.model.stop_training or final:
             return True
         if self.elapsed - last >= progress_seconds(self.budget_seconds):
             return True
