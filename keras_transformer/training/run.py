@@ -197,7 +197,9 @@ def _train(
     chosen = recipe.choose_weights(model, fit) if recipe.choose_weights is not None else {}
     model.save(written.file("model.keras"))
     kill_point("before_plots")  # test hook (callbacks.kill_point): no-op unless set
-    logger.info("training done (%d epochs in all); evaluating on the test split", fit.epochs_run)
+    progress_logger.info(
+        "training done (%d epochs in all); evaluating on the test split", fit.epochs_run
+    )
     metrics = {
         "architecture": config.architecture,
         **recipe.evaluate(model, fit),
