@@ -58,8 +58,9 @@ PROGRESS = (
     "learning the vocabularies",
     "timing the evaluation",
     "model: ",
+    "training done",
 )
-"""The progress lines a default run writes before it trains (`cli`, `training.run`)."""
+"""The progress lines a default run writes around its epochs (`cli`, `training.run`)."""
 
 
 def _stderr_lines(text: str) -> list[str]:
