@@ -1,7 +1,8 @@
 """keras_transformer: the Transformer of "Attention Is All You Need" in Keras 3.
 
 Subpackages are imported on first access (`import keras_transformer` imports neither
-TensorFlow nor matplotlib); call `register()` before loading a saved model with Keras.
+TensorFlow nor matplotlib). `import keras_transformer` is enough for `keras.models.load_model`:
+the package's Keras objects are registered as soon as Keras is imported (`_registration`).
 TensorFlow's native log lines are kept off stderr (`TF_CPP_MIN_LOG_LEVEL=3` unless the
 environment sets it, and its start-up lines when `kt.<subpackage>` imports it); set
 `TF_CPP_MIN_LOG_LEVEL=0` before importing to see them.
@@ -12,6 +13,7 @@ import importlib.util
 import os
 
 from keras_transformer._quiet import import_tensorflow_quietly, quiet_native_logs
+from keras_transformer._registration import after_keras_import
 
 __version__ = "0.2.0"
 
@@ -52,18 +54,25 @@ __all__ = [*SUBMODULES, "__version__", "register"]
 def register() -> None:
     """Registers every Keras object a run saves, so that `load_model` finds it by name.
 
-    Imports `REGISTERING_MODULES` (layers, losses, metrics, learning-rate schedules). Call it
-    once before `keras.models.load_model`:
+    Imports `REGISTERING_MODULES` (layers, losses, metrics, learning-rate schedules).
+    `import keras_transformer` already does this once Keras is imported (as KerasHub does), so
+    a load needs no call:
 
     ```python
-    import keras, keras_transformer as kt
-    kt.register()
+    import keras, keras_transformer
     model = keras.models.load_model("runs/numbers/model.keras", safe_mode=True)
     ```
     """
     import_tensorflow_quietly()  # its native start-up lines stay off stderr
+    _register_modules()
+
+
+def _register_modules() -> None:
     for name in REGISTERING_MODULES:
         importlib.import_module(name)
+
+
+after_keras_import(_register_modules)  # now if Keras is imported, else when it is
 
 
 def __getattr__(name: str):

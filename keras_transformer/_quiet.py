@@ -33,24 +33,64 @@ def quiet_native_logs(*, force: bool = False) -> None:
 
 def import_tensorflow_quietly() -> None:
     """Imports TensorFlow with stderr (fd 2) sent to a temporary file: CUDA's stubs and oneDNN
-    write before TensorFlow's log level applies; the lines are shown if the import fails."""
+    write before TensorFlow's log level applies; the lines are shown if the import fails. If
+    TensorFlow is already imported (a script that imported Keras first), only its first device
+    probe ("failed call to cuInit") is kept off stderr: its import's lines were already written.
+    `TF_CPP_MIN_LOG_LEVEL=0` in the environment shows every line."""
     if "tensorflow" in sys.modules:
+        if not _probed:
+            with native_lines_hidden():
+                _probe_devices()
+        return
+    with native_lines_hidden():
+        import tensorflow  # noqa: F401
+
+        _probe_devices()
+    quiet_python_loggers()
+
+
+_probed = False
+
+
+def _probe_devices() -> None:
+    """Lists the GPUs once: on a machine without one, CUDA writes "failed call to cuInit"
+    then, whatever the log level."""
+    global _probed
+    import tensorflow as tf
+
+    _probed = True
+    tf.config.list_physical_devices("GPU")
+
+
+def quiet_python_loggers() -> None:
+    """TensorFlow's and absl's Python loggers at ERROR."""
+    import tensorflow as tf
+
+    tf.get_logger().setLevel(logging.ERROR)
+    with contextlib.suppress(ImportError):  # absl comes with TensorFlow
+        from absl import logging as absl_logging
+
+        absl_logging.set_verbosity(absl_logging.ERROR)
+
+
+@contextlib.contextmanager
+def native_lines_hidden():
+    """Sends stderr (fd 2) to a temporary file inside the block, shown only if the block fails
+    (not for Ctrl-C). Does nothing where there is no real stderr, or where the environment
+    asks for every native line (`TF_CPP_MIN_LOG_LEVEL=0`)."""
+    if os.environ.get("TF_CPP_MIN_LOG_LEVEL") == "0":
+        yield
         return
     try:
         sys.stderr.flush()
         saved = os.dup(2)
-    except (AttributeError, OSError, ValueError):  # no real stderr (embedded): import plainly
-        import tensorflow  # noqa: F401
-
+    except (AttributeError, OSError, ValueError):  # no real stderr (embedded): nothing to hide
+        yield
         return
     with tempfile.TemporaryFile() as sink:
         os.dup2(sink.fileno(), 2)
         try:
-            import tensorflow as tf
-
-            # Probing the devices once here sends CUDA's "failed call to cuInit" line (written
-            # on a machine without a GPU, whatever the log level) to the sink too.
-            tf.config.list_physical_devices("GPU")
+            yield
         except KeyboardInterrupt:
             raise  # Ctrl-C while TensorFlow loads: no log lines
         except BaseException:
@@ -61,8 +101,3 @@ def import_tensorflow_quietly() -> None:
         finally:
             os.dup2(saved, 2)
             os.close(saved)
-    tf.get_logger().setLevel(logging.ERROR)
-    with contextlib.suppress(ImportError):  # absl comes with TensorFlow
-        from absl import logging as absl_logging
-
-        absl_logging.set_verbosity(absl_logging.ERROR)

@@ -163,6 +163,10 @@ def _main(argv: list[str] | None, state: dict) -> int:
         quiet_native_logs(force=True)
     elif "tensorflow" not in sys.modules:  # -vv: the user's level, else every line
         os.environ["TF_CPP_MIN_LOG_LEVEL"] = _USER_TF_LOG_LEVEL or "0"
+    if args.command in RESUMABLE:  # a line within the first second, before TensorFlow loads
+        progress = logging.getLogger("keras_transformer.progress")
+        progress.setLevel(logging.INFO)  # shown by default, as the runs' progress lines
+        progress.info("%s: starting (TensorFlow takes a few seconds to load)", args.command)
     if args.command not in NO_TENSORFLOW and verbose < 2:
         import_tensorflow_quietly()
     try:

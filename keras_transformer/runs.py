@@ -277,13 +277,45 @@ def check_run_files(run_dir) -> None:
 def check_finished(run_dir) -> None:
     """`UserInputError` when `run_dir` holds a training run that has not finished (interrupted:
     `state.json` or `backup/` without `metrics.json`), saying how to finish it."""
+    if not os.path.exists(run_dir):
+        raise FileNotFoundError(
+            f"{run_dir} does not exist; pass the --out directory of a finished "
+            "`keras-transformer train` run."
+        )
+    if not os.path.isdir(run_dir):
+        raise UserInputError(
+            f"{run_dir} is a file, not a run directory; pass the --out directory of a finished "
+            "`keras-transformer train` run."
+        )
     if os.path.isfile(os.path.join(run_dir, "metrics.json")):
         return
-    if any(os.path.exists(os.path.join(run_dir, name)) for name in ("state.json", "backup")):
+    if any(os.path.exists(os.path.join(run_dir, name)) for name in (STATE, "backup")):
         raise UserInputError(
-            f"{run_dir} holds an unfinished training run (it was interrupted); finish it by "
-            f"running the same `keras-transformer train` command again."
+            f"{run_dir} holds an unfinished training run; {_finish_advice(run_dir)}"
         )
+
+
+def _finish_advice(run_dir) -> str:
+    """How to finish an unfinished run: the same command resumes it, unless its --time-budget
+    is used up, or half used before a first epoch finished (a budget too small to train, whose
+    resume would get less time still): then a larger budget and --overwrite."""
+    state = RunDirectory(run_dir).state()
+    budget = (state.get("settings") or {}).get("time_budget")
+    used = float(state.get("wall_seconds") or 0.0)
+    same = "run the same `keras-transformer train` command again to resume and finish it."
+    if not isinstance(budget, int | float) or budget <= 0:
+        return f"it was interrupted: {same}"
+    epochs = int(state.get("epochs_run") or 0)
+    if used < budget and (epochs or used < budget / 2):
+        return (
+            f"it was interrupted with {budget - used:.0f} s of its {budget:g} s budget left: {same}"
+        )
+    trained = f"{epochs} epoch(s) trained" if epochs else "no epoch trained"
+    return (
+        f"its --time-budget of {budget:g} s is {'used up' if used >= budget else 'mostly used'} "
+        f"({used:.0f} s, {trained}), so resuming it would not train it: run the same "
+        "`keras-transformer train` command with a larger --time-budget and --overwrite."
+    )
 
 
 def run_files(run_dir) -> tuple[str, dict[str, str]]:

@@ -95,6 +95,14 @@ def test_help_of_every_command_imports_no_tensorflow():
         (["pretrain", "--mask-rate", "0"], "pretrain", ["--mask-rate"]),
         (["translate", "RUN", "--jit-compile", "maybe"], "translate", ["auto", "on", "off"]),
         (["train", "--no-such-flag"], "", ["--no-such-flag"]),  # argparse: top level
+        # a negative duration, apart or joined: one message naming the flag and a valid form
+        (["train", "--time-budget", "-5m"], "train", ["--time-budget", "'-5m'", "10m"]),
+        (["train", "--time-budget=-5m"], "train", ["--time-budget", "'-5m'", "10m"]),
+        (["train", "--time-budget", "soon"], "train", ["--time-budget", "'soon'", "1.5h"]),
+        # the flag, as translate names it, not the Python name batch_size
+        (["train", "--batch-size", "0"], "train", ["--batch-size", "integer >= 1"]),
+        (["pretrain", "--d-model", "-8"], "pretrain", ["--d-model", "integer >= 1"]),
+        (["train", "--max-length", "3"], "train", ["--max-length", "integer >= 4"]),
     ],
 )
 def test_bad_flags_are_one_line_without_loading_anything(argv, command, needles):
@@ -102,7 +110,8 @@ def test_bad_flags_are_one_line_without_loading_anything(argv, command, needles)
 
 
 def test_missing_run_directory_is_one_line(tmp_path):
-    _one_error_line(_run("translate", tmp_path / "nowhere", "one"), "translate", "nowhere")
+    line = _one_error_line(_run("translate", tmp_path / "nowhere", "one"), "translate", "nowhere")
+    assert "does not exist" in line and "not a run directory" not in line
 
 
 def test_config_that_is_not_an_object_is_damaged(run_copy):
@@ -385,12 +394,45 @@ def test_no_native_log_lines_on_stderr_even_with_a_level_in_the_environment(tmp_
     assert train.returncode == 0, train.stderr.decode()[-3000:]
     err = train.stderr.decode()
     assert not _native_lines(err), err
-    assert not [line for line in err.splitlines() if line.strip()], err  # quiet: nothing at all
+    lines = [line for line in err.splitlines() if line.strip()]
+    # quiet: no warning, only the progress lines a default run shows, from its first second
+    assert lines[0] == "train: starting (TensorFlow takes a few seconds to load)", err
+    assert lines[1] == "loading the data (--task numbers)", err
+    assert "learning the vocabularies from 64 training examples" in lines, err
+    assert not [line for line in lines if "warning" in line or "error" in line], err
     for env in (with_level, without):
         for argv in (("translate", out, "one two"), ("export", out, "--out", tmp_path / "x")):
             result = _run(*argv, env=env)
             assert result.returncode == 0, result.stderr.decode()
             assert result.stderr.decode().strip() == "", result.stderr.decode()
+
+
+@pytest.mark.parametrize("first", ["keras", "tensorflow"])
+def test_importing_keras_first_lets_no_native_line_through_after_its_import(first):
+    """`import keras` before the package writes TensorFlow's import lines (nothing can stop
+    them); after that, the package's import, a model and a prediction write none (CUDA's
+    "failed call to cuInit" of the first device probe included)."""
+    code = textwrap.dedent(
+        f"""
+        import sys
+        import {first}
+        import numpy as np
+        print("MARK", file=sys.stderr, flush=True)
+        import keras_transformer as kt
+        model = kt.models.build_transformer(
+            50, 50, num_layers=1, d_model=16, num_heads=2, dff=32, max_length=8
+        )
+        ids = np.ones((2, 5), "int64")
+        print(model.predict({{"source": ids, "target": ids}}, verbose=0).shape)
+        """
+    )
+    env = {k: v for k, v in _env().items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, env=env, timeout=TIMEOUT
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    after = result.stderr.decode().split("MARK", 1)[1]
+    assert after.strip() == "", after
 
 
 def test_importing_the_package_and_building_a_model_writes_no_native_lines():

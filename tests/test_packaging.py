@@ -105,3 +105,25 @@ def test_running_python_is_supported():
     assert f"{sys.version_info.major}.{sys.version_info.minor}" in SpecifierSet(
         str(OPTIONS["python_requires"])
     )
+
+
+def test_the_guides_and_the_documentation_url_are_declared_once():
+    """setup.py copies `guides.GUIDES` into the wheel; setup.cfg's Documentation URL is
+    `guides.DOCS_URL`; MANIFEST.in puts the guides in the sdist."""
+    from keras_transformer.guides import DOCS_URL, GUIDES
+
+    metadata = read_configuration(str(ROOT / "setup.cfg"))["metadata"]
+    assert metadata["project_urls"]["Documentation"] == DOCS_URL
+    import ast
+
+    tree = ast.parse((ROOT / "setup.py").read_text(encoding="utf-8"))
+    (declared,) = [
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "GUIDES"
+    ]
+    assert declared == GUIDES
+    manifest = (ROOT / "MANIFEST.in").read_text(encoding="utf-8")
+    for name in GUIDES:
+        assert (ROOT / "docs" / f"{name}.md").is_file()
+        assert f"docs/{name}.md" in manifest

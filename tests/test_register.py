@@ -1,9 +1,11 @@
-"""Loading a run is one line: `kt.register(); keras.models.load_model(path, safe_mode=True)`.
+"""Loading a run needs only `import keras_transformer`, then `keras.models.load_model(path)`.
 
-`register()` must import every module that registers a Keras object (found here by scanning the
-package source, so a module added or moved later cannot be forgotten), and a run of every kind
-(each architecture, a `--task tsv --time-budget` run, a pretraining run) must load in a fresh
-process that has imported nothing else of the package.
+`register()` (which the import runs once Keras is imported) must import every module that
+registers a Keras object (found here by scanning the package source, so a module added or moved
+later cannot be forgotten), and a run of every kind (each architecture, a `--task tsv
+--time-budget` run, a pretraining run) and a model a script compiles with the package's
+optimizer, loss and metric must load in a fresh process that imported the package and nothing
+of it, with Keras imported after it or before it.
 """
 
 import ast
@@ -141,10 +143,9 @@ def runs(tmp_path_factory, pairs_tsv):
 
 LOAD = """
 import json, sys
+import keras_transformer
 import keras
-import keras_transformer as kt
 
-kt.register()
 model = keras.models.load_model(sys.argv[1], safe_mode=True)
 print(json.dumps({"parameters": model.count_params(), "optimizer": type(model.optimizer).__name__,
                   "schedule": type(getattr(model.optimizer, "_learning_rate", None)).__name__}))
@@ -163,3 +164,70 @@ def test_every_kind_of_run_loads_in_a_fresh_process(runs, kind):
     assert loaded["parameters"] > 0
     if kind == "tsv-time-budget":  # the object register() used to miss
         assert loaded["schedule"] == "BudgetSchedule"
+
+
+SCRIPT = """
+import sys
+import numpy as np
+import keras
+import keras_transformer as kt
+
+model = kt.models.build_transformer(
+    40, 40, num_layers=1, d_model=16, num_heads=2, dff=32, dropout=0.1, max_length=12
+)
+model.compile(
+    optimizer=kt.training.make_optimizer(16, warmup_steps=10),
+    loss=kt.training.MaskedSparseCategoricalCrossentropy(),
+    metrics=[kt.training.MaskedAccuracy()],
+)
+ids = np.random.default_rng(0).integers(1, 40, (4, 2, 8))
+model.fit({"source": ids[0], "target": ids[1]}, ids[2], epochs=1, verbose=0)
+model.save(sys.argv[1])
+"""
+
+
+@pytest.mark.parametrize("first", ["keras_transformer", "keras"])
+def test_a_script_compiled_model_loads_after_import_alone(tmp_path, first):
+    path = str(tmp_path / "script.keras")
+    done = _fresh_python(SCRIPT, path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    second = "keras" if first == "keras_transformer" else "keras_transformer"
+    code = LOAD.replace(
+        "import keras_transformer\nimport keras\n", f"import {first}\nimport {second}\n"
+    )
+    assert f"import {first}\nimport {second}" in code
+    done = _fresh_python(code, path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    assert loaded["schedule"] == "TransformerSchedule"
+    assert loaded["optimizer"] == "Adam"
+
+
+def test_import_alone_registers_nothing_before_keras_and_imports_no_tensorflow():
+    code = (
+        "import sys, keras_transformer; "
+        "print(int('tensorflow' in sys.modules), int('keras' in sys.modules), "
+        "int('keras_transformer.layers' in sys.modules)); "
+        "import keras; print(int('keras_transformer.layers' in sys.modules), "
+        "int('keras_transformer.training.schedule' in sys.modules))"
+    )
+    done = _fresh_python(code)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["0", "0", "0", "1", "1"]
+
+
+def test_a_load_that_misses_a_package_class_names_the_fix(tmp_path, runs):
+    """A process that never imported keras_transformer: the package's loaders say what to do."""
+    from keras_transformer._registration import missing_class_hint
+
+    code = (
+        "import sys, keras\n"
+        "try:\n    keras.models.load_model(sys.argv[1], safe_mode=True)\n"
+        "except Exception as error:\n    print(repr(str(error)))\n"
+    )
+    done = _fresh_python(code, str(runs("encoder-decoder") / "model.keras"))
+    assert done.returncode == 0, done.stderr[-2000:]
+    error = TypeError(eval(done.stdout.strip().splitlines()[-1]))
+    hint = missing_class_hint(error)
+    assert hint is not None and "import keras_transformer" in hint, str(error)[:500]
+    assert missing_class_hint(TypeError("Could not locate class 'Foo'. {'module': 'mine'}")) is None

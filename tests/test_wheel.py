@@ -19,6 +19,8 @@ import sysconfig
 
 import pytest
 
+from keras_transformer.guides import DOCS_URL, GUIDES
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SOURCES = ("setup.py", "setup.cfg", "pyproject.toml", "MANIFEST.in", "README.md", "LICENSE")
 TINY = ["--num-layers", "1", "--d-model", "16", "--num-heads", "2", "--dff", "32"]
@@ -43,6 +45,9 @@ def installed(tmp_path_factory):
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
     for folder in ("keras_transformer", "tutorials"):
         shutil.copytree(ROOT / folder, source / folder, ignore=ignore)
+    (source / "docs").mkdir()
+    for name in GUIDES:  # the guides the build copies into the package (setup.py)
+        shutil.copy2(ROOT / "docs" / f"{name}.md", source / "docs" / f"{name}.md")
     dist = tmp / "dist"
     pip = [sys.executable, "-m", "pip"]
     _run(
@@ -147,10 +152,26 @@ def test_train_translate_export(installed):
     assert (work / "run" / "model.keras").is_file()
     translated = _run([str(script), "translate", "run", "five"], cwd=work, env=env).stdout
     assert len(translated.splitlines()) == 1
-    _run([str(script), "export", "run", "--out", "exported"], cwd=work, env=env)
+    exported = _run([str(script), "export", "run", "--out", "exported"], cwd=work, env=env)
     assert (work / "exported" / "1" / "saved_model.pb").is_file()
+    # the pointer it prints leads to a file of the installed package
+    guide = pathlib.Path(exported.stdout.split("The serving guide: ", 1)[1].split()[0])
+    assert guide.is_file() and "TensorFlow Serving" in guide.read_text(encoding="utf-8")
+    assert ROOT not in guide.parents
     _run([str(script), "attention", "run", "five", "--out", "five.html"], cwd=work, env=env)
     assert "five" in (work / "five.html").read_text(encoding="utf-8")
+
+
+def test_the_guides_and_the_documentation_url_come_with_the_wheel(installed):
+    script, python, work, env = installed
+    for name in GUIDES:
+        printed = _run([str(python), "-m", "keras_transformer.guides", name], cwd=work, env=env)
+        assert printed.stdout == (ROOT / "docs" / f"{name}.md").read_text(encoding="utf-8")
+    helped = _run([str(script), "train", "--help"], cwd=work, env=env).stdout
+    assert "python -m keras_transformer.guides scaling" in " ".join(helped.split())
+    code = "import importlib.metadata as m; print(m.metadata('keras_transformer').get_all('Project-URL'))"
+    urls = _run([str(python), "-c", code], cwd=work, env=env).stdout
+    assert f"Documentation, {DOCS_URL}" in urls
 
 
 def test_every_command_of_the_installed_help_is_exercised(installed):

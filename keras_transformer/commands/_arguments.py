@@ -4,6 +4,7 @@ help that shows every default."""
 import argparse
 import functools
 import math
+import re
 import textwrap
 
 from keras_transformer._validation import in_interval, interval
@@ -49,6 +50,55 @@ def float_flag(
     return parse
 
 
+def int_flag(minimum: int):
+    """An argparse `type=` for an integer >= `minimum`; argparse names the flag in the message.
+
+    Example:
+    >>> int_flag(1)("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: 0 is less than 1; give an integer >= 1.
+    """
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not an integer; give an integer >= {minimum}."
+            ) from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(
+                f"{value} is less than {minimum}; give an integer >= {minimum}."
+            )
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
+def duration(text: str) -> float:
+    """An argparse `type=` for a duration (`_validation.parse_duration`): seconds, > 0.
+
+    Example:
+    >>> duration("1.5h")
+    5400.0
+    >>> duration("-5m")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: '-5m' is not a duration more than 0; give one such as 90s, 10m or 1.5h.
+    """
+    from keras_transformer._validation import parse_duration
+    from keras_transformer.errors import UserInputError
+
+    try:
+        return parse_duration(text)
+    except UserInputError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a duration more than 0; give one such as 90s, 10m or 1.5h."
+        ) from None
+
+
 RATE = float_flag(0.0, 1.0)  # a rate in [0, 1): dropout, label smoothing
 FRACTION = float_flag(0.0, 1.0, open_minimum=True)  # a share in (0, 1): validation, mask rate
 POSITIVE = float_flag(0.0, None, open_minimum=True)  # a finite number > 0: learning rates
@@ -61,6 +111,40 @@ class OneLineArgumentParser(argparse.ArgumentParser):
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message.rstrip('.')} (see {self.prog} --help)\n")
+
+    def parse_known_args(self, args=None, namespace=None):
+        """As argparse, except that a value that starts with a minus and a digit (`-5m`,
+        `-0.5x`) after an option that takes one is that option's value: argparse would take it
+        for an option and answer "expected one argument" instead of saying what is wrong with
+        the value."""
+        if args is not None:
+            args = self._join_negative_values(list(args))
+        return super().parse_known_args(args, namespace)
+
+    def _join_negative_values(self, args: list[str]) -> list[str]:
+        takes_value = {
+            flag
+            for action in self._actions
+            if action.option_strings and action.nargs is None
+            for flag in action.option_strings
+        }
+        joined, i = [], 0
+        while i < len(args):
+            arg = args[i]
+            if arg == "--":
+                joined.extend(args[i:])
+                break
+            following = args[i + 1] if i + 1 < len(args) else ""
+            if arg in takes_value and arg.startswith("--") and _NEGATIVE.match(following):
+                joined.append(f"{arg}={following}")
+                i += 2
+                continue
+            joined.append(arg)
+            i += 1
+        return joined
+
+
+_NEGATIVE = re.compile(r"^-\d")
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):

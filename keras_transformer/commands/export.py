@@ -62,15 +62,18 @@ def run(args) -> int:
 
 
 def client_note() -> str:
-    """The last line of `export`: what loads the SavedModel (docs/serving.md)."""
+    """The last line of `export`: what loads the SavedModel, and where the serving guide is
+    (a file of the installed package, `guides.guide_pointer`)."""
     import tensorflow as tf
+
+    from keras_transformer.guides import guide_pointer
 
     release = ".".join(tf.__version__.split(".")[:2])
     return (
         f"to serve it: TF Serving {release} (docker image tensorflow/serving:{release}.0, "
         "whose ops include the tensorflow-text ones it uses); from Python: `import "
         "tensorflow_text` before tf.saved_model.load (it registers NormalizeUTF8 and "
-        "WordpieceTokenizeWithOffsets). See docs/serving.md."
+        f"WordpieceTokenizeWithOffsets). The serving guide: {guide_pointer('serving')}"
     )
 
 

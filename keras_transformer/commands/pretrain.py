@@ -9,6 +9,7 @@ from keras_transformer.commands._arguments import (
     config_defaults,
     dataclass_default,
 )
+from keras_transformer.commands.train import OVERWRITE_HELP
 
 
 def register(sub) -> None:
@@ -53,7 +54,7 @@ def register(sub) -> None:
     p.add_argument(
         "--overwrite",
         action="store_true",
-        help="delete the run in --out, finished or not, and start again",
+        help=OVERWRITE_HELP,
     )
     config_defaults(p, _pretrain_default)  # "(default: ...)" read from PretrainConfig
     p.set_defaults(func=_pretrain)

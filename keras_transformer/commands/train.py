@@ -7,6 +7,7 @@ import shlex
 
 from keras_transformer.choices import (
     ARCHITECTURES,
+    DATA_SIZED_TASKS,
     JIT_COMPILE,
     PRECISION_FLAGS,
     STRATEGIES,
@@ -17,7 +18,10 @@ from keras_transformer.commands._arguments import (
     RATE,
     config_defaults,
     dataclass_default,
+    duration,
+    int_flag,
 )
+from keras_transformer.guides import guide_command
 
 # The options train and pretrain share (model sizes and the recipe), with their types and help.
 RUN_OPTIONS = (
@@ -33,7 +37,8 @@ RUN_OPTIONS = (
     ("warmup_steps", int),
 )
 RUN_HELP = {
-    "epochs": "passes over the training data (early stopping may end the run sooner)",
+    "epochs": "passes over the training data; without --time-budget, early stopping ends the "
+    "run sooner after 4 epochs without a lower validation loss",
     "batch_size": "examples per update (with --strategy: the global batch)",
     "max_length": "tokens per sequence, [START] and [END] included",
     "num_layers": "layers per stack (N of the paper)",
@@ -41,7 +46,8 @@ RUN_HELP = {
     "num_heads": "attention heads; each gets d_model / num_heads dimensions (must divide --d-model)",
     "dff": "inner size of each feed-forward sub-layer",
     "dropout": "dropout on sub-layer outputs and embeddings, in [0, 1)",
-    "vocab_size": "WordPiece vocabulary size (per language for translation)",
+    "vocab_size": "WordPiece vocabulary size: per language for encoder-decoder, one shared "
+    "vocabulary for decoder-only and dual-encoder",
     "warmup_steps": "updates over which the learning rate rises before it decays",
 }
 DESCRIPTION = """\
@@ -56,7 +62,16 @@ config.json, history.csv, metrics.json, plots). What is trained depends on
                    continuing the text, or the causal it-referent baseline
   dual-encoder     sentence vectors from translation pairs, scored by retrieval
                    accuracy@1
-An interrupted run (Ctrl-C, SIGTERM, a crash) is resumed by running the same command."""
+An interrupted run (Ctrl-C, SIGTERM, a crash) is resumed by running the same command,
+with or without --overwrite."""
+
+OVERWRITE_HELP = (
+    "replace the run in --out if it is finished or was started with other settings: its "
+    "files (model, history, checkpoints, plots, tokenizers, ...) are deleted, other files in "
+    "the directory are kept. An unfinished run with the same settings is resumed, not "
+    "restarted; delete the directory to start it again"
+)
+"""`--overwrite` of train and pretrain: `runs.RunDirectory.overwrites` and `clear`."""
 
 
 def register(sub) -> None:
@@ -116,15 +131,19 @@ def register(sub) -> None:
     p.add_argument(
         "--time-budget",
         metavar="DURATION",
+        type=duration,
         help="train as well as possible in this wall-clock time (90s, 10m, 1.5h): the whole "
         "command's, setup and evaluation included; a resumed run gets what is left of it. "
-        "With --task tsv the model size is chosen to fit it",
+        f"With --task {'/'.join(DATA_SIZED_TASKS)} the model size is chosen to fit it",
     )
     p.add_argument("--label-smoothing", type=RATE, help="label smoothing of the loss, in [0, 1)")
     p.add_argument(
         "--learning-rate",
         type=POSITIVE,
-        help="constant Adam learning rate (default: none, the paper's warm-up schedule)",
+        help="constant Adam learning rate (default: none: a warm-up then a cosine decay "
+        f"planned for the run's updates on --task {'/'.join(DATA_SIZED_TASKS)}, the generated "
+        "tasks and with --time-budget; else the paper's warm-up then 1/sqrt(step) decay; "
+        "dual-encoder: 0.001)",
     )
     p.add_argument(
         "--init-from",
@@ -153,18 +172,20 @@ def register(sub) -> None:
         "--mixed-precision",
         choices=PRECISION_FLAGS,
         help="auto (default): bf16 on GPUs of compute capability >= 8.0, fp16 on >= "
-        "7.0, float32 on CPU; logits stay float32",
+        "7.0, float32 on CPU and for the architectures other than encoder-decoder; logits "
+        "stay float32",
     )
     p.add_argument(
         "--overwrite",
         action="store_true",
-        help="delete the run in --out, finished or not, and start again",
+        help=OVERWRITE_HELP,
     )
     p.add_argument(
         "--strategy",
         choices=STRATEGIES,
         help="tf.distribute strategy: none, mirrored (local GPUs or --cpu-devices), "
-        "multiworker (TF_CONFIG), tpu; --batch-size is global. See docs/scaling.md",
+        "multiworker (TF_CONFIG), tpu; --batch-size is global. The scaling guide: "
+        f"`{guide_command('scaling')}`",
     )
     p.add_argument(
         "--cpu-devices",
@@ -197,14 +218,23 @@ def train_default(name: str) -> str:
             text += f"; with --time-budget: up to {BUDGET_EPOCHS}, the budget ends the run"
         return text
     if name == "dropout":  # TrainConfig.__post_init__, training.planning.default_dropout
+        from keras_transformer.training.planning import FEW_PASSES, MODEL_SIZES, RUNG_DROPOUT
+
+        rungs = "; ".join(
+            f"{value:g} for the {size.num_layers} x {size.d_model} model if the run plans at "
+            f"most {FEW_PASSES:g} passes over the data"
+            for size in MODEL_SIZES
+            for rung, value in RUNG_DROPOUT.items()
+            if size.name == rung
+        )
         return (
             f"0 on the generated tasks ({', '.join(GENERATED_TASKS)}): nothing to overfit; "
-            f"--task {sized}: 0 for the 2 x 64 model (measured), else {DEFAULT_DROPOUT}"
+            f"--task {sized}: {rungs}; else {DEFAULT_DROPOUT} (-v prints the one chosen)"
         )
     if name == "warmup_steps":  # TrainConfig.__post_init__ and training.planning
         return (
-            f"planned from the number of updates on --task {sized}, the generated tasks and "
-            "with --time-budget; else 1000"
+            "8% of the planned updates, within [10, 4000], on --task "
+            f"{sized}, the generated tasks and with --time-budget; else 1000"
         )
     if name == "num_train" or name == "num_validation" or name == "num_test":
         return "the task's"
@@ -214,9 +244,8 @@ def train_default(name: str) -> str:
 def add_run_arguments(parser) -> None:
     """`--epochs`, `--d-model`, ... (defaults: the run config's); `--dropout` parsed as a RATE."""
     for name, kind in RUN_OPTIONS:
-        parser.add_argument(
-            f"--{name.replace('_', '-')}", type=RATE if kind is float else kind, help=RUN_HELP[name]
-        )
+        flag_type = RATE if kind is float else int_flag(4 if name == "max_length" else 1)
+        parser.add_argument(f"--{name.replace('_', '-')}", type=flag_type, help=RUN_HELP[name])
 
 
 def run_command(config_class, run, args, none_option: str, keys: tuple[str, ...]) -> dict:

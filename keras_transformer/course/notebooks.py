@@ -205,8 +205,8 @@ every checker and the contract (calls, shapes, weights) it expects.
 
 ## The answers
 
-The solution notebooks (these notebooks with the exercises written, and their outputs) are
-installed with the package, in
+The solution notebooks (these notebooks with the exercises written, without outputs: run
+them to see them) are installed with the package, in
 
     {solutions}
 

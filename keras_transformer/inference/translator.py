@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import keras
 import tensorflow as tf
 
+from keras_transformer._registration import missing_class_hint
 from keras_transformer._validation import is_int
 from keras_transformer.choices import JIT_COMPILE
 from keras_transformer.data import WordPieceTokenizer, encode_source
@@ -169,6 +170,8 @@ class Translator(tf.Module):
         except OldWeightsLayoutError as error:  # saved by an older version: say which, once
             raise OldWeightsLayoutError(f"{files['model']}: {error}") from None
         except Exception as error:  # corrupted or foreign file: say which and why
+            if hint := missing_class_hint(error):
+                raise UserInputError(f"could not load {files['model']}: {hint}") from error
             raise UserInputError(
                 f"could not load {files['model']}: {type(error).__name__}: "
                 f"{str(error).splitlines()[0] if str(error) else ''}. Re-run training "

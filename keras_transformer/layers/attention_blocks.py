@@ -8,11 +8,12 @@ import keras
 from keras import ops
 
 from keras_transformer._validation import check_divisible, check_positive_int, check_rate
+from keras_transformer.layers._nested import ShowsSublayers
 from keras_transformer.layers.add_norm import AddNorm
 from keras_transformer.layers.attention import MultiHeadAttention
 
 
-class _AttentionBlock(keras.layers.Layer):
+class _AttentionBlock(ShowsSublayers, keras.layers.Layer):
     """What the two attention blocks share: arguments, sub-layers and config."""
 
     def __init__(

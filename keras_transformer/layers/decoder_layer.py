@@ -3,12 +3,13 @@
 import keras
 
 from keras_transformer.layers._layout import check_weights_layout, weights_layout_config
+from keras_transformer.layers._nested import ShowsSublayers
 from keras_transformer.layers.attention_blocks import CrossAttention, SelfAttention
 from keras_transformer.layers.feed_forward_block import FeedForwardBlock
 
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
-class DecoderLayer(keras.layers.Layer):
+class DecoderLayer(ShowsSublayers, keras.layers.Layer):
     r"""A causal self-attention block, a cross-attention block, then a feed-forward block.
 
     Section 3.1: target position `t` sees targets `<= t` (section 3.2.3), then reads the whole

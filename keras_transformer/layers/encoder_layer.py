@@ -3,12 +3,13 @@
 import keras
 
 from keras_transformer.layers._layout import check_weights_layout, weights_layout_config
+from keras_transformer.layers._nested import ShowsSublayers
 from keras_transformer.layers.attention_blocks import SelfAttention
 from keras_transformer.layers.feed_forward_block import FeedForwardBlock
 
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
-class EncoderLayer(keras.layers.Layer):
+class EncoderLayer(ShowsSublayers, keras.layers.Layer):
     r"""A global self-attention block, then a feed-forward block.
 
     Section 3.1: every position attends to every real position, before and after it

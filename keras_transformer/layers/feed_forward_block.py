@@ -3,12 +3,13 @@
 import keras
 
 from keras_transformer._validation import check_rate
+from keras_transformer.layers._nested import ShowsSublayers
 from keras_transformer.layers.add_norm import AddNorm
 from keras_transformer.layers.feed_forward import FeedForward
 
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
-class FeedForwardBlock(keras.layers.Layer):
+class FeedForwardBlock(ShowsSublayers, keras.layers.Layer):
     r"""Feed-forward block: $\mathrm{AddNorm}(x, \mathrm{Dropout}(\mathrm{FFN}(x)))$.
 
     Section 3.1: the second sub-layer of every encoder and decoder layer. The block owns its

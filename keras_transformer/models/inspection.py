@@ -1,8 +1,9 @@
 """The layers of a model and the layers inside them, as an indented tree.
 
 `model.summary()` lists a Functional model's own layers (`encoder_layer_0 (EncoderLayer)`, ...);
-the blocks inside them (`SelfAttention`, `AddNorm`, `MultiHeadAttention`, ...) are sub-layers of
-subclassed layers, which Keras's summary does not open. This opens them.
+`model.summary(expand_nested=True)` opens the blocks inside them down to `MultiHeadAttention`,
+`FeedForward` and `AddNorm` (`layers._nested`). `layer_tree` opens every level, those included
+(`query_dense`, `layer_norm`, ...), as plain text with parameter counts.
 """
 
 import keras

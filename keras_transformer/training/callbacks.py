@@ -213,8 +213,14 @@ class RunAccounting(keras.callbacks.Callback):
         self._epochs = (self.params or {}).get("epochs")
 
     def on_epoch_begin(self, epoch, logs=None):
-        total = f" of {self._epochs}" if self._epochs else ""
-        set_stage(f"during epoch {epoch + 1}{total}")
+        budget = getattr(self.clock, "budget_seconds", None)
+        if budget is not None:  # the budget ends the run, not the epoch cap (BUDGET_EPOCHS)
+            set_stage(
+                f"during epoch {epoch + 1}, {self.clock.used():.0f} s of the {budget:g} s budget"
+            )
+        else:
+            total = f" of {self._epochs}" if self._epochs else ""
+            set_stage(f"during epoch {epoch + 1}{total}")
 
     def on_train_batch_end(self, batch, logs=None):
         loss = (logs or {}).get("loss")
@@ -252,7 +258,9 @@ class TimeBudget(keras.callbacks.Callback):
     end, `total_steps` becomes `steps_done * training_seconds / elapsed`. With `progress=True`
     each epoch ends with one line on the `keras_transformer.progress` logger (INFO, shown by
     default): `epoch 3: 42 s of 60 s (18 s left), loss 1.234, val_loss 1.456` — a budget run
-    reports time, not `Epoch 3/1000` (run `fit` with `verbose=0`).
+    reports time, not `Epoch 3/1000` (run `fit` with `verbose=0`). Short epochs do not flood
+    the output: an epoch's line is left out when the last one is less than
+    `progress_seconds(budget)` old, except for the first and the last epoch.
 
     The budget may be a whole command's (`train --time-budget`): `used_seconds` were spent before
     `fit` (setup, earlier parts of a resumed run), `reserve_seconds` are kept for after it
@@ -324,6 +332,7 @@ class TimeBudget(keras.callbacks.Callback):
         self._validation_batch_seconds, self._test_start, self._test_batches = None, None, 0
         self._first_batch_end = self._last_batch_end = 0.0
         self.update_reserve, self._epoch_start = update_reserve, 0.0
+        self._last_line = None  # when the last progress line was written (`elapsed`)
 
     @property
     def batch_seconds(self) -> float | None:
@@ -427,7 +436,7 @@ class TimeBudget(keras.callbacks.Callback):
                 self.stopped_step = self._first_step + self._steps_done()
         elif self.stopped_step is None:
             self._reshape()
-        if self.progress:
+        if self.progress and self._line_due(epoch):
             used = self.used_seconds + self.elapsed
             left = max(0.0, self.budget_seconds - used)
             values = "".join(
@@ -444,8 +453,30 @@ class TimeBudget(keras.callbacks.Callback):
                 values,
             )
 
+    def _line_due(self, epoch: int) -> bool:
+        """The first epoch's line, the last one's, and others at least `progress_seconds`
+        after the previous line."""
+        last, self._last_line = self._last_line, self.elapsed
+        final = epoch + 1 >= int((self.params or {}).get("epochs") or 0)
+        if last is None or self.model.stop_training or final:
+            return True
+        if self.elapsed - last >= progress_seconds(self.budget_seconds):
+            return True
+        self._last_line = last
+        return False
+
     def on_train_end(self, logs=None):
         self.elapsed = self._now() - self._start
+
+
+def progress_seconds(budget_seconds: float) -> float:
+    """The least time between two epoch lines of a budget run: 5 s, or a hundredth of the
+    budget when that is longer (at most about 100 lines, however short the epochs).
+
+    >>> progress_seconds(60), progress_seconds(1800)
+    (5.0, 18.0)
+    """
+    return max(5.0, budget_seconds / 100)
 
 
 class SequencesConverged(keras.callbacks.Callback):

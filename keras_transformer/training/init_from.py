@@ -17,6 +17,7 @@ import os
 import keras
 
 from keras_transformer import data
+from keras_transformer._registration import missing_class_hint
 from keras_transformer.errors import UserInputError
 from keras_transformer.training.config import INIT_FROM_SIZES
 from keras_transformer.training.pretrain_config import OBJECTIVE
@@ -160,5 +161,6 @@ def load_pretrained(run_dir: str) -> tuple[keras.Model, data.WordPieceTokenizer,
     try:
         model = keras.models.load_model(model_path, safe_mode=True)
     except Exception as error:  # a truncated or foreign file: say which one
-        raise UserInputError(f"cannot load {model_path}: {error}".splitlines()[0]) from None
+        detail = missing_class_hint(error) or error
+        raise UserInputError(f"cannot load {model_path}: {detail}".splitlines()[0]) from None
     return model, tokenizer, config

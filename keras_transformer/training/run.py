@@ -92,6 +92,7 @@ def _train(
     devices = set_up_devices(config)  # first TensorFlow call: devices are fixed at start-up
     # 3. Data, and what --init-from names: read and checked before any file is made.
     set_stage("while loading the data")
+    progress_logger.info("loading the data (--task %s)", config.task)  # shown by default
     kill_point("loading_data")  # test hook (callbacks.kill_point): no-op unless set
     task = load_data(config)
     kind = recipe_name(config)
@@ -106,6 +107,7 @@ def _train(
     )
     # 5. Recipe: vocabularies and batches in memory, so bad settings fail before any file.
     set_stage("while learning the vocabularies")
+    progress_logger.info("learning the vocabularies from %d training examples", len(task.train))
     recipe = RECIPES[kind](config, task, init)
     if recipe.sizes:  # max_length from the measured pieces, the vocabulary size learnt
         logger.info("sized from the tokenized training pairs: %s", recipe.sizes)
@@ -145,6 +147,7 @@ def _train(
     budget, callbacks = None, []
     if config.time_budget is not None:  # one line per epoch: time used and left, not "Epoch 3/1000"
         set_stage("while timing the evaluation (for the time budget)")
+        progress_logger.info("timing the evaluation, to keep time for it inside the budget")
         epoch_seconds = _epoch_seconds(config, task, recipe)
         budget = _budget_callback(
             config, clock, recipe, model, schedule, epoch_seconds, earlier.get("fit_finished")
@@ -155,7 +158,7 @@ def _train(
         if budget is not None
         else f"for up to {config.epochs} epochs"
     )
-    logger.info("model: %s parameters; training %s", f"{model.count_params():,}", limit)
+    progress_logger.info("model: %s parameters; training %s", f"{model.count_params():,}", limit)
     planned = {} if schedule is None else {"warmup_steps": schedule.warmup_steps}
     written.write_config(
         config,
@@ -194,7 +197,9 @@ def _train(
     chosen = recipe.choose_weights(model, fit) if recipe.choose_weights is not None else {}
     model.save(written.file("model.keras"))
     kill_point("before_plots")  # test hook (callbacks.kill_point): no-op unless set
-    logger.info("training done (%d epochs in all); evaluating on the test split", fit.epochs_run)
+    progress_logger.info(
+        "training done (%d epochs in all); evaluating on the test split", fit.epochs_run
+    )
     metrics = {
         "architecture": config.architecture,
         **recipe.evaluate(model, fit),
@@ -255,7 +260,8 @@ def _log_resume(config: TrainConfig, run_dir: str, earlier: dict, clock: RunCloc
     text = f"resuming the unfinished run in {run_dir} {done}"
     if config.time_budget is not None:
         text += (
-            f"; {clock.prior_seconds:.0f} s of the {config.time_budget:g} s budget were used, "
+            f"; of the {config.time_budget:g} s budget, the earlier part(s) used "
+            f"{clock.prior_seconds:.0f} s and this one's setup {clock.elapsed():.0f} s so far: "
             f"{max(0.0, clock.left()):.0f} s are left"
         )
     if config.overwrite:

@@ -123,3 +123,44 @@ def test_layer_tree_opens_the_layers_that_summary_does_not():
     ):
         assert line in tree
     assert tree.count("(AddNorm)") == 5
+
+
+def test_summary_expand_nested_shows_the_taught_blocks():
+    model = build_transformer(30, 25, **dict(SIZE, num_layers=1))
+    lines = []
+    model.summary(expand_nested=True, print_fn=lines.append, line_length=200)
+    text = "\n".join(lines)
+    for shown in (
+        "self_attention (SelfAttention)",
+        "cross_attention (CrossAttention)",
+        "attention (MultiHeadAttention)",
+        "add_norm (AddNorm)",
+        "feed_forward (FeedForwardBlock)",
+        "ffn (FeedForward)",
+    ):
+        assert shown in text, shown
+    assert text.count("(AddNorm)") == 5  # encoder: 2; decoder: 3
+    flat = []
+    model.summary(print_fn=flat.append, line_length=200)  # without expand_nested: as before
+    assert "(AddNorm)" not in "\n".join(flat)
+
+
+def test_the_blocks_list_their_sublayers_without_moving_their_saved_weights(tmp_path):
+    """`layers` is what summary opens; left out of `dir()`, the .keras weight paths keep
+    `.../self_attention/...` (files saved before load unchanged)."""
+    import io
+    import zipfile
+
+    import h5py
+
+    model = build_transformer(30, 25, **dict(SIZE, num_layers=1))
+    encoder_layer = model.get_layer("encoder_layer_0")
+    assert [layer.name for layer in encoder_layer.layers] == ["self_attention", "feed_forward"]
+    assert "layers" not in dir(encoder_layer)
+    model.save(tmp_path / "m.keras")
+    with zipfile.ZipFile(tmp_path / "m.keras") as archive:
+        weights = h5py.File(io.BytesIO(archive.read("model.weights.h5")))
+        paths = []
+        weights.visit(paths.append)
+    assert "layers/encoder_layer/self_attention/attention/query_dense/vars/0" in paths
+    assert not [path for path in paths if "/layers/" in path.partition("layers/")[2]]

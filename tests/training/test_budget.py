@@ -166,6 +166,23 @@ def test_time_budget_reports_time_per_epoch_not_epoch_counts(monkeypatch, caplog
     assert not callback.stopped
 
 
+def test_short_epochs_do_not_flood_the_output(monkeypatch, caplog):
+    """A line at most every `progress_seconds` (5 s for 100 s), and the first and last."""
+    callback = TimeBudget(100, clock="wall", progress=True)
+    monkeypatch.setattr(callback, "_now", FakeClock())
+    with caplog.at_level("INFO", logger="keras_transformer.progress"):
+        _, history = _tiny_fit(callback, batches=1, epochs=20)  # a few clock reads an epoch
+    lines = [r.getMessage() for r in caplog.records if r.name == "keras_transformer.progress"]
+    shown = [int(line.split(":")[0].split()[1]) for line in lines]
+    used = [float(line.split(": ", 1)[1].split(" s of")[0]) for line in lines]
+    epochs = len(history.history["loss"])
+    assert epochs > 10 and shown[0] == 1 and shown[-1] == epochs and len(shown) < epochs / 2
+    assert all(
+        b - a >= callbacks_module.progress_seconds(100)
+        for a, b in zip(used, used[1:-1], strict=False)
+    )
+
+
 def test_time_budget_times_its_reserve_again_near_the_end_and_trains_into_what_it_frees(
     monkeypatch, caplog
 ):

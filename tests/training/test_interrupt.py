@@ -51,8 +51,21 @@ def _env(**extra) -> dict[str, str]:
     return {**env, **extra}
 
 
+PROGRESS = (
+    "train: starting",
+    "pretrain: starting",
+    "loading the data",
+    "learning the vocabularies",
+    "timing the evaluation",
+    "model: ",
+    "training done",
+)
+"""The progress lines a default run writes around its epochs (`cli`, `training.run`)."""
+
+
 def _stderr_lines(text: str) -> list[str]:
-    return [line for line in text.splitlines() if line.strip()]
+    """The lines of stderr other than the default progress lines before training."""
+    return [line for line in text.splitlines() if line.strip() and not line.startswith(PROGRESS)]
 
 
 def _resume_to_the_end(out, seconds_before: float) -> dict:
@@ -341,7 +354,8 @@ def test_a_resumed_budget_run_gets_what_is_left_and_counts_every_part(tmp_path):
     lines = _stderr_lines(finished.stderr)
     resumed = [line for line in lines if line.startswith("resuming ")]
     assert len(resumed) == 1 and "after epoch 1; " in resumed[0], finished.stderr
-    assert f"s of the {budget} s budget were used" in resumed[0]
+    assert f"of the {budget} s budget, the earlier part(s) used " in resumed[0]
+    assert "this one's setup " in resumed[0] and " s are left" in resumed[0]
     epoch_lines = [line for line in lines if line.startswith("epoch ")]
     assert epoch_lines[0].startswith("epoch 2: ")  # the resumed run goes on from epoch 2
     used_at_epoch_2 = float(epoch_lines[0].split(": ", 1)[1].split(" s of", 1)[0])

@@ -7,6 +7,7 @@ import pytest
 
 from keras_transformer.cli import main
 from keras_transformer.data import load_task
+from keras_transformer.training.callbacks import progress_seconds
 from keras_transformer.training.schedule import BudgetSchedule
 from tests.helpers import SMALL_MODEL_ARGS
 
@@ -75,8 +76,14 @@ def test_a_time_budget_stops_training_and_keeps_the_best_checkpoint(
     assert "Epoch 1/" not in capsys.readouterr().out  # time, not epochs, is reported
     progress = [r.getMessage() for r in caplog.records if r.name == "keras_transformer.progress"]
     epochs = [line for line in progress if line.startswith("epoch ")]
-    assert len(epochs) == metrics["epochs_run"]
+    # the first and the last epoch, and between them a line at most every few seconds
+    assert 1 <= len(epochs) <= metrics["epochs_run"]
     assert epochs[0].startswith("epoch 1: ") and f" of {BUDGET} s (" in epochs[0]
+    assert epochs[-1].startswith(f"epoch {metrics['epochs_run']}: ")
+    used = [float(line.split(": ", 1)[1].split(" s of", 1)[0]) for line in epochs]
+    gap = progress_seconds(BUDGET)
+    assert all(later - earlier >= gap - 1 for earlier, later in zip(used, used[1:-1], strict=False))
+    assert not any(" of 1000" in line for line in progress)  # the epoch cap is not shown
     assert set(config["sized_from_data"]) >= {"num_layers", "d_model", "vocab_size"}
     assert metrics["time_budget_seconds"] == BUDGET
     assert metrics["stopped_by_time_budget"] is True
@@ -97,6 +104,12 @@ def test_a_budget_spent_before_training_is_one_line_with_what_to_do(pairs_tsv, t
     assert err.startswith("keras-transformer train: error: --time-budget 1s was used up before ")
     assert "setup took" in err and "rerun with --time-budget " in err and "--overwrite" in err
     assert not (out / "metrics.json").exists()
+    # translate does not send the user back to a command that fails the same way
+    assert main(["translate", str(out), "one"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "holds an unfinished training run" in err, err
+    assert "with a larger --time-budget and --overwrite" in err, err
+    assert "again to resume" not in err
 
 
 def test_a_budget_that_ends_in_the_first_epoch_says_so_in_one_line(
