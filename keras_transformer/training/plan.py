@@ -212,10 +212,12 @@ def _pace_inputs(
     pairs, batches: int, batch_size: int, max_length: int, pieces_per_word: float
 ) -> tuple[int, float]:
     """Steps per epoch (`batches`, else the pairs over the batch size) and target tokens per
-    batch: `pieces_per_word` times the mean target words, plus [END], at most `max_length`."""
+    batch (`planning.batch_tokens` of the measured pieces per word)."""
     texts = [target for _, target in pairs if isinstance(target, str)]
-    words = sum(len(target.split()) for target in texts) / max(1, len(texts))
-    tokens = batch_size * min(max_length, pieces_per_word * words + 1)
+    words = sum(len(target.split()) for target in texts)
+    tokens = planning.batch_tokens(
+        batch_size, words, max(1, len(texts)), pieces_per_word, max_length
+    )
     return (batches if batches > 0 else max(1, len(pairs) // batch_size)), tokens
 
 

@@ -173,6 +173,22 @@ def target_tokens(stats: CorpusStats) -> float:
     return stats.target_words * PIECES_PER_WORD + stats.num_pairs  # + [END]
 
 
+def batch_tokens(
+    batch_size: int,
+    words: int,
+    pairs: int,
+    pieces_per_word: float = PIECES_PER_WORD,
+    max_length: float = math.inf,
+) -> float:
+    """Target tokens of a batch, the one formula of the pace: `pieces_per_word` a word of the
+    `words` over `pairs` targets, plus an `[END]` a pair, at most `max_length` a row.
+
+    >>> batch_tokens(64, 1000, 100), batch_tokens(64, 1000, 100, 2.0, max_length=16)
+    (1024.0, 1024.0)
+    """
+    return batch_size * min(max_length * pairs, pieces_per_word * words + pairs) / pairs
+
+
 def max_length_from_tokens(
     source_lengths: Sequence[int],
     target_lengths: Sequence[int],
@@ -473,7 +489,7 @@ def plan_training(
         budget_seconds = check_number("budget_seconds", budget_seconds, 0.0, open_minimum=True)
     check_int("batch_size", batch_size)
     size = choose_model(stats, budget_seconds)
-    tokens_per_batch = batch_size * target_tokens(stats) / stats.num_pairs
+    tokens_per_batch = batch_tokens(batch_size, stats.target_words, stats.num_pairs)
     steps_per_epoch = max(1, stats.num_pairs // batch_size)
     if budget_seconds is not None:
         steps = budget_seconds * TARGET_TOKENS_PER_CPU_SECOND[size.name] / tokens_per_batch
