@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import keras
 import tensorflow as tf
 
-from keras_transformer._validation import check_alpha, check_int, check_max_length
+from keras_transformer._validation import check_alpha, check_max_length, is_int
 from keras_transformer.choices import JIT_COMPILE
 from keras_transformer.data import WordPieceTokenizer, encode_source
 from keras_transformer.errors import OldWeightsLayoutError, UserInputError
@@ -42,8 +42,14 @@ if not any(isinstance(f, _OneTracePerTranslator) for f in tf.get_logger().filter
 
 
 def check_beam_size(beam_size) -> int:
-    """Return `beam_size` if it is an integer >= 1 (`TypeError` / `ValueError` otherwise)."""
-    return check_int("beam_size", beam_size, hint=" 1 is greedy search.")
+    """Return `beam_size` if it is an integer >= 1, else raise `UserInputError` (a
+    `ValueError`, as a negative `alpha` does)."""
+    if not is_int(beam_size) or beam_size < 1:
+        raise UserInputError(
+            f"beam_size must be an integer >= 1 (1 = greedy search); received "
+            f"beam_size={beam_size!r}."
+        )
+    return int(beam_size)
 
 
 def resolve_jit_compile(jit_compile: bool | str = "auto", use_cache: bool = True) -> bool:
