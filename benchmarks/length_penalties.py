@@ -36,7 +36,7 @@ def main(argv=None) -> None:
     from keras_transformer.data.tasks.tsv import tsv_task
     from keras_transformer.data.text.normalize import normalize_text
     from keras_transformer.inference import Translator
-    from keras_transformer.training.recipes import translate_ranked_in_chunks
+    from keras_transformer.training.evaluation import translate_ranked_in_chunks
 
     validation = tsv_task(path=args.data, seed=args.seed).validation  # train --task tsv's split
     translator = Translator.from_run_dir(args.run)

@@ -58,6 +58,57 @@ def check_positive_int(name: str, value: Any) -> int:
     return check_int(name, value, minimum=1)
 
 
+class InvalidArgumentType(TypeError, ValueError):
+    """A size of the wrong type: a TypeError, as everywhere in the package, and also the
+    ValueError keras.layers.MultiHeadAttention raises (Keras's own tests expect it)."""
+
+
+def check_size(name: str, value: Any, expected: str = "a positive integer") -> int:
+    """A layer's size (`num_heads`, `key_dim`, `value_dim`) in Keras's wording, so that a Keras
+    user (and Keras's tests) recognise the error: `InvalidArgumentType` for another type,
+    `UserInputError` (a `ValueError`) for a value <= 0."""
+    wrong_type = isinstance(value, bool) or not isinstance(value, int)
+    if wrong_type or value <= 0:
+        error = InvalidArgumentType if wrong_type else UserInputError
+        raise error(
+            f"Received an invalid value for argument `{name}`, expected {expected}. "
+            f"Received: {name}={value!r}"
+        )
+    return value
+
+
+def check_num_heads(value: Any) -> int:
+    """The one head-count rule (layers, blocks, model configs): a positive int (`check_size`).
+    Whether it divides `d_model` is `check_divisible`'s."""
+    return check_size("num_heads", value)
+
+
+MIN_LENGTH = 3
+"""The shortest `max_length` anywhere (training, decoding, sentence vectors): a framed sequence
+holds `[START]`, one piece and `[END]`."""
+
+
+def check_max_length(value: Any, *, name: str = "max_length", hint: str = "") -> int:
+    """Returns `value` if it is an int >= `MIN_LENGTH` (`TypeError` / `ValueError` otherwise).
+
+    Example:
+    >>> check_max_length(2)
+    Traceback (most recent call last):
+    ...
+    keras_transformer.errors.UserInputError: max_length must be an integer >= 3; received max_length=2. It counts [START], one piece and [END].
+    """
+    return check_int(name, value, minimum=MIN_LENGTH, hint=hint or _LENGTH_HINT)
+
+
+_LENGTH_HINT = " It counts [START], one piece and [END]."
+
+
+def check_alpha(value: Any) -> float:
+    """Returns the length penalty `value` (a number >= 0) as a float."""
+    hint = " 0 ranks finished beams by their summed log-probability; 0.6 is the usual choice."
+    return check_number("alpha", value, 0.0, hint=hint)
+
+
 def check_seed(value: Any) -> int:
     """A seed is an int >= 0 (NumPy's `default_rng` rejects negatives)."""
     return check_int("seed", value, minimum=0)

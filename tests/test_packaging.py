@@ -66,7 +66,7 @@ def test_private_keras_hooks_the_code_relies_on_still_exist(tmp_path):
         assert hasattr(backup, name), f"keras.callbacks.BackupAndRestore lost {name}"
     assert backup._weights_path.endswith("latest.weights.h5")
     assert "self._save_model()" in inspect.getsource(keras.callbacks.BackupAndRestore)
-    # training/distribute.py: replaces `model._maybe_symbolic_build`, which fit/evaluate call.
+    # training/devices.py (prepare_for_strategy): replaces `model._maybe_symbolic_build`, which fit/evaluate call.
     model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
     assert callable(getattr(model, "_maybe_symbolic_build", None))
     assert "_maybe_symbolic_build" in inspect.getsource(type(model).fit)

@@ -297,7 +297,7 @@ def _tensors(size: dict[str, int]) -> tuple[dict[str, tf.Tensor], tf.Tensor]:
     return {k: tf.constant(v) for k, v in inputs.items()}, tf.constant(labels)
 
 
-def compile_model(
+def build_benchmarked(
     model: str,
     size: dict[str, int],
     *,
@@ -389,7 +389,7 @@ def _memory_probe(spec: dict) -> dict:
     baseline = _status_mb("VmRSS")
     options = {key: spec[key] for key in ("jit_compile", "precision")}
     options["attention_dropout"] = spec.get("attention_dropout", 0.0)
-    model = compile_model(spec["model"], size, **options)
+    model = build_benchmarked(spec["model"], size, **options)
     for _ in range(spec.get("steps", 2)):
         model.train_on_batch(inputs, labels)
     peak = round(_status_mb("VmHWM"), 1)
@@ -468,7 +468,7 @@ def benchmark_training(
     for model_name, jit, precision in variants:
         label = variant_name(model_name, jit, precision)
         say(f"building and compiling {label}")
-        model = compile_model(
+        model = build_benchmarked(
             model_name,
             cfg,
             jit_compile=jit,

@@ -8,7 +8,7 @@ import re
 
 import tensorflow as tf
 
-from keras_transformer.errors import UserInputError
+from keras_transformer._validation import check_alpha, check_int
 from keras_transformer.inference.translator import check_beam_size
 
 
@@ -61,12 +61,11 @@ def export_translator(
     """
     if beam_size is not None:
         check_beam_size(beam_size)  # before any tracing or writing
-    if alpha is not None and (isinstance(alpha, bool) or not isinstance(alpha, (int, float))):
-        raise UserInputError(f"alpha must be a number (e.g. 0.6); received alpha={alpha!r}.")
+    if alpha is not None:
+        check_alpha(alpha)
     export_dir = os.fspath(export_dir)
     version = next_version(export_dir) if version is None else version
-    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise UserInputError(f"version must be a positive integer; received version={version!r}.")
+    check_int("version", version)
     path = os.path.join(export_dir, str(version))
     if os.path.exists(path):
         raise FileExistsError(

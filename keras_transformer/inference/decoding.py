@@ -82,7 +82,7 @@ def validation_score(
 ) -> tuple[str, float]:
     """`(metric, score)` of `translate(sources)` against the references of `pairs`: corpus BLEU
     (sacrebleu), or chrF where most references are shorter than four words and BLEU means
-    nothing (`training.recipes.bleu_score`); rounded to 2 decimals.
+    nothing (`training.evaluation.bleu_score`); rounded to 2 decimals.
 
     >>> validation_score(lambda texts: texts, [("a b c d e", "a b c d e")])
     ('BLEU', 100.0)
@@ -106,7 +106,7 @@ def choose_decoding(
     """Scores each candidate on `pairs` and returns the best with a record for `decoding.json`.
 
     The score is corpus BLEU (sacrebleu) unless most references are shorter than four words,
-    where BLEU means nothing (`training.recipes.bleu_score`); then chrF. The candidates of one
+    where BLEU means nothing (`training.evaluation.bleu_score`); then chrF. The candidates of one
     beam size share one search: alpha only ranks its finished beams
     (`Translator.translate_ranked`).
 

@@ -4,7 +4,7 @@ token (O(1) new positions); without, it re-runs the decoder on the prefix (O(t))
 import keras
 import tensorflow as tf
 
-from keras_transformer._validation import is_int
+from keras_transformer._validation import check_max_length
 from keras_transformer.errors import UserInputError
 from keras_transformer.layers import PositionalEmbedding
 
@@ -42,11 +42,7 @@ class IncrementalDecoder:
         use_cache: bool = True,
         static_shapes: bool = False,
     ):
-        if not is_int(max_length) or max_length < 2:
-            raise UserInputError(
-                f"max_length must be an integer >= 2 ([START] and one generated "
-                f"token); received max_length={max_length!r}."
-            )
+        check_max_length(max_length)
         self.max_length = max_length = int(max_length)
         if (limit := position_limit(model)) is not None and max_length > limit:
             raise UserInputError(

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import keras
 import numpy as np
 
+from keras_transformer._validation import check_max_length
 from keras_transformer.data import WordPieceTokenizer
 from keras_transformer.data.batching.framing import encode_source
 from keras_transformer.errors import UserInputError
@@ -47,10 +48,7 @@ class SentenceEncoder:
             raise UserInputError(
                 f"pooling must be one of {SequencePooling.MODES}; received pooling={pooling!r}."
             )
-        if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 3:
-            raise UserInputError(
-                f"max_length={max_length!r} must be an int >= 3 ([START], a token, [END])."
-            )
+        check_max_length(max_length)
         self.encoder, self.tokenizer, self.pooling = encoder, tokenizer, pooling
         self.max_length, self.batch_size = max_length, batch_size
         self._pool = SequencePooling(pooling)

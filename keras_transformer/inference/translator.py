@@ -10,7 +10,7 @@ import keras
 import tensorflow as tf
 
 from keras_transformer._registration import missing_class_hint
-from keras_transformer._validation import is_int
+from keras_transformer._validation import check_alpha, check_max_length, is_int
 from keras_transformer.choices import JIT_COMPILE
 from keras_transformer.data import WordPieceTokenizer, encode_source
 from keras_transformer.errors import OldWeightsLayoutError, UserInputError
@@ -43,7 +43,8 @@ if not any(isinstance(f, _OneTracePerTranslator) for f in tf.get_logger().filter
 
 
 def check_beam_size(beam_size) -> int:
-    """Return `beam_size` if it is an integer >= 1, else raise `ValueError`."""
+    """Return `beam_size` if it is an integer >= 1, else raise `UserInputError` (a
+    `ValueError`, as a negative `alpha` does)."""
     if not is_int(beam_size) or beam_size < 1:
         raise UserInputError(
             f"beam_size must be an integer >= 1 (1 = greedy search); received "
@@ -136,12 +137,7 @@ class Translator(tf.Module):
         jit_compile: bool | str = "auto",
     ):
         super().__init__(name="translator")
-        if not is_int(max_length) or max_length < 3:
-            raise UserInputError(
-                f"max_length must be an integer >= 3 ([START], one token, [END]); "
-                f"received max_length={max_length!r}. Omit it to use the run's "
-                f"max_length."
-            )
+        check_max_length(max_length, hint=" Omit it to use the run's max_length.")
         self.model, self.use_cache = model, bool(use_cache)
         self.jit_compile = resolve_jit_compile(jit_compile, self.use_cache)  # a bool
         self.source_tokenizer, self.target_tokenizer = source_tokenizer, target_tokenizer
@@ -217,7 +213,7 @@ class Translator(tf.Module):
         """The search a call runs: `beam_size` / `alpha` where given, else `self.decoding`
         (greedy, or the run's choice on its validation split: `inference.decoding`)."""
         beam_size = self.decoding.beam_size if beam_size is None else check_beam_size(beam_size)
-        alpha = self.decoding.alpha if alpha is None else float(alpha)
+        alpha = self.decoding.alpha if alpha is None else check_alpha(alpha)
         return Decoding(beam_size, alpha)
 
     def search_function(self, beam_size=None, alpha=None, jit_compile=None):
@@ -307,11 +303,11 @@ class Translator(tf.Module):
             raise TypeError(
                 "texts must be a list of strings; received one string. Wrap it: [text]."
             )
-        beam_size, alphas = check_beam_size(beam_size), [float(a) for a in alphas]
-        if not alphas or not all(a >= 0 for a in alphas):
-            raise ValueError(
-                f"the length penalty alpha must be a number >= 0, one or more of them; "
-                f"received {alphas!r}"
+        beam_size, alphas = check_beam_size(beam_size), [check_alpha(a) for a in alphas]
+        if not alphas:
+            raise UserInputError(
+                "alphas is empty: the length penalty alpha must be a number >= 0, one or more of "
+                "them; pass e.g. [0.6]."
             )
         if len(alphas) > RANKED_ALPHAS:  # one search per group of RANKED_ALPHAS
             groups = range(0, len(alphas), RANKED_ALPHAS)

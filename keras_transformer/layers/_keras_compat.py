@@ -11,7 +11,7 @@ file; Keras's own test suite (tests/layers/test_keras_mha_suite.py) is why it ex
 import keras
 from keras import ops
 
-from keras_transformer._validation import check_rate
+from keras_transformer._validation import check_num_heads, check_rate, check_size
 
 # Keras's own MultiHeadAttention tests (keras/src/layers/attention/multi_head_attention_test.py)
 # that ours does not pass, each with the reason: extensions of Keras's layer that the paper's
@@ -40,22 +40,6 @@ KERAS_DIFFERENCES: dict[str, str] = {
     "test_sliding_window": "sliding_window (banded local attention)",
     "test_sliding_window_serialization": "sliding_window (banded local attention)",
 }
-
-
-class InvalidArgumentType(TypeError, ValueError):
-    """A size of the wrong type: a TypeError, as everywhere in the package, and also the
-    ValueError keras.layers.MultiHeadAttention raises (Keras's own tests expect it)."""
-
-
-def check_size(name: str, value, expected: str = "a positive integer") -> None:
-    """Keras's wording, so that a Keras user (and Keras's tests) recognise the error."""
-    wrong_type = isinstance(value, bool) or not isinstance(value, int)
-    if wrong_type or value <= 0:
-        error = InvalidArgumentType if wrong_type else ValueError
-        raise error(
-            f"Received an invalid value for argument `{name}`, expected {expected}. "
-            f"Received: {name}={value!r}"
-        )
 
 
 def output_dims(output_shape) -> tuple[int, ...] | None:
@@ -133,8 +117,8 @@ class KerasAttentionCompat(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        for name, size in (("num_heads", num_heads), ("key_dim", key_dim)):
-            check_size(name, size)
+        check_num_heads(num_heads)
+        check_size("key_dim", key_dim)
         if value_dim is not None:
             check_size("value_dim", value_dim, "a positive integer or `None`")
         check_rate("dropout", dropout)

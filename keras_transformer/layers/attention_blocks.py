@@ -7,7 +7,7 @@ blocks `EncoderLayer` and `DecoderLayer` are made of; `FeedForwardBlock` is the 
 import keras
 from keras import ops
 
-from keras_transformer._validation import check_divisible, check_positive_int, check_rate
+from keras_transformer._validation import check_divisible, check_num_heads, check_rate, check_size
 from keras_transformer.layers._nested import ShowsSublayers
 from keras_transformer.layers.add_norm import AddNorm
 from keras_transformer.layers.attention import MultiHeadAttention
@@ -26,9 +26,9 @@ class _AttentionBlock(ShowsSublayers, keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        check_positive_int("num_heads", num_heads)
+        check_num_heads(num_heads)
         if key_dim is not None:
-            check_positive_int("key_dim", key_dim)
+            check_size("key_dim", key_dim)
         check_rate("dropout", dropout)
         check_rate("attention_dropout", attention_dropout)
         self.num_heads, self.key_dim, self.norm_first = num_heads, key_dim, norm_first

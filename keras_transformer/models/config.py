@@ -5,7 +5,12 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, fields
 
-from keras_transformer._validation import check_divisible, check_positive_int, check_rate
+from keras_transformer._validation import (
+    check_divisible,
+    check_num_heads,
+    check_positive_int,
+    check_rate,
+)
 
 
 @dataclass(frozen=True)
@@ -45,8 +50,9 @@ class TransformerConfig:
     activation: str = "relu"
 
     def __post_init__(self):
-        for name in ("num_layers", "d_model", "num_heads", "dff", "max_length"):
+        for name in ("num_layers", "d_model", "dff", "max_length"):
             check_positive_int(name, getattr(self, name))
+        check_num_heads(self.num_heads)
         check_rate("dropout", self.dropout)
         check_rate("attention_dropout", self.attention_dropout)
         check_divisible(self.d_model, self.num_heads)

@@ -6,7 +6,6 @@ import json
 import logging
 import math
 import os
-import signal
 import time
 from collections.abc import Callable
 
@@ -26,22 +25,6 @@ from keras_transformer.training.schedule import BudgetSchedule
 logger = logging.getLogger(__name__)
 progress_logger = rundir.progress_logger
 """`TimeBudget`'s one line per epoch, shown by default (INFO), in place of Keras's progress bar."""
-
-KILL_AT = "KERAS_TRANSFORMER_TEST_KILL_AT"  # test hook only: names where `kill_point` kills
-KILL_SIGNAL = "KERAS_TRANSFORMER_TEST_KILL_SIGNAL"  # test hook only: the signal it sends
-
-
-def kill_point(name: str) -> None:
-    """Test hook: signal this process when `$KERAS_TRANSFORMER_TEST_KILL_AT` equals `name`:
-    `loading_data`, `building_model` (before the run's stages of these names), `mid_epoch:E`
-    (after batch 1 of epoch E), `after_checkpoint:E` (after epoch E's best checkpoint, before
-    its history row), `before_plots` or `before_metrics`. The signal is SIGKILL, or the one
-    `$KERAS_TRANSFORMER_TEST_KILL_SIGNAL` names (`INT`, `TERM`)."""
-    if os.environ.get(KILL_AT) == name:
-        number = getattr(signal, "SIG" + os.environ.get(KILL_SIGNAL, "KILL").upper())
-        os.kill(os.getpid(), number)
-        time.sleep(1)  # the Python handler of SIGINT / SIGTERM runs here
-
 
 _STAGE = ["while starting"]
 
@@ -149,14 +132,6 @@ class BestWeights(keras.callbacks.Callback):
         if float(values[1]) < self.best:
             self.best = float(values[1])
             save_weights_atomically(self.model, self.filepath)
-        kill_point(f"after_checkpoint:{epoch}")  # test hook: no-op unless set
-
-    def on_epoch_begin(self, epoch, logs=None):
-        self._epoch = epoch
-
-    def on_train_batch_end(self, batch, logs=None):
-        if batch == 1:
-            kill_point(f"mid_epoch:{self._epoch}")  # test hook: no-op unless set
 
 
 class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):

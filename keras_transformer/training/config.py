@@ -10,6 +10,7 @@ from keras_transformer._validation import (
     check_choice,
     check_divisible,
     check_int,
+    check_max_length,
     check_number,
     check_rate,
     parse_duration,
@@ -31,10 +32,8 @@ from keras_transformer.models.config import TransformerConfig
 
 def model_config(config, **overrides) -> TransformerConfig:
     """The `TransformerConfig` of a run config's size fields (`ValueError` naming a bad one)."""
-    if isinstance(config.max_length, int) and config.max_length < 4:
-        raise UserInputError(
-            f"max_length={config.max_length} is too short: it counts [START] and [END]; use >= 4."
-        )
+    if config.max_length is not None:
+        check_max_length(config.max_length)
     sizes = {**vars(config), **overrides}
     d_model, num_heads = sizes.get("d_model"), sizes.get("num_heads")
     if isinstance(d_model, int) and isinstance(num_heads, int) and 0 < num_heads <= d_model:
@@ -147,31 +146,14 @@ class TrainConfig:
     test_data: str | None = None  # a test file instead of a split of --data
 
     def __post_init__(self):
+        """Fills the unset fields (`_fill_unset`), then checks every setting once: those every
+        run shares here, those of its kind of run in `_check_run`."""
         if self.time_budget is not None:
             self.time_budget = parse_duration(self.time_budget)
-        if self.epochs is None and self.time_budget is not None:
-            self.epochs = BUDGET_EPOCHS  # the budget ends the run
-        continues = (
-            self.init_from is not None
-            and self.architecture in TRANSLATING_ARCHITECTURES
-            and self.task in TRANSLATION_TASKS
-        )
-        for name, value in FIXED_SIZES.items():
-            if getattr(self, name) is not None or self.task in DATA_SIZED_TASKS:
-                continue
-            if not (continues and name in INIT_FROM_SIZES):  # else: the run's (init_from.py)
-                setattr(self, name, value)
-        if self.early_stopping_patience is None and self.time_budget is None:
-            self.early_stopping_patience = 4
-        if self.dropout is None and self.task not in DATA_SIZED_TASKS:  # else: planning's
-            # fresh examples of a rule: nothing to overfit (docs/performance.md)
-            self.dropout = 0.0 if self.task in GENERATED_TASKS else DEFAULT_DROPOUT
-        if self.warmup_steps is None and not self.planned_schedule:
-            self.warmup_steps = 1000  # the paper's schedule (--learning-rate given: unused)
+        self._fill_unset()
         from keras_transformer.training.devices import check_strategy_options  # TensorFlow
 
         check_strategy_options(self.strategy, self.cpu_devices)
-        check_architecture(self.architecture, self.task)
         check_choice("jit_compile", self.jit_compile, JIT_COMPILE)
         check_choice("mixed_precision", self.mixed_precision, (*PRECISIONS, "auto"))
         for name in ("epochs", "batch_size", "max_length", "vocab_size", "warmup_steps"):
@@ -182,15 +164,37 @@ class TrainConfig:
         if self.learning_rate is not None:
             hint = " Leave it None for the warm-up schedule."
             check_number("learning_rate", self.learning_rate, 0.0, open_minimum=True, hint=hint)
+        check_rate("label_smoothing", self.label_smoothing)
+        self._check_run()
+
+    def _fill_unset(self) -> None:
+        """The defaults of the fields left None that do not wait for the data."""
+        if self.epochs is None and self.time_budget is not None:
+            self.epochs = BUDGET_EPOCHS  # the budget ends the run
+        for name, value in FIXED_SIZES.items():
+            if getattr(self, name) is not None or self.task in DATA_SIZED_TASKS:
+                continue
+            if not (self.continues and name in INIT_FROM_SIZES):  # else: the run's (init_from.py)
+                setattr(self, name, value)
+        if self.early_stopping_patience is None and self.time_budget is None:
+            self.early_stopping_patience = 4
+        if self.dropout is None and self.task not in DATA_SIZED_TASKS:  # else: planning's
+            # fresh examples of a rule: nothing to overfit (docs/performance.md)
+            self.dropout = 0.0 if self.task in GENERATED_TASKS else DEFAULT_DROPOUT
+        if self.warmup_steps is None and not self.planned_schedule:
+            self.warmup_steps = 1000  # the paper's schedule (--learning-rate given: unused)
+
+    def _check_run(self) -> None:
+        """The checks of a run that trains `task` with `architecture`."""
+        check_architecture(self.architecture, self.task)
         fine_tunes = self.architecture == "encoder" and self.task in SEQUENCE_TASKS
-        if self.init_from is not None and not (fine_tunes or continues):
+        if self.init_from is not None and not (fine_tunes or self.continues):
             raise UserInputError(
                 "--init-from RUN_DIR continues a translation run (--architecture "
                 "encoder-decoder or decoder-only) or fine-tunes a pre-trained encoder "
                 "(--architecture encoder --task reviews or imdb); received --architecture "
                 f"{self.architecture} --task {self.task}."
             )
-        check_rate("label_smoothing", self.label_smoothing)
         if self.columns is not None:  # "2,2" fails here, before minutes of data work
             from keras_transformer.data.tasks.tsv import parse_columns
 
@@ -210,6 +214,15 @@ class TrainConfig:
                 # both given, the rest from the data
                 check_divisible(self.d_model, self.num_heads, flags=True)
 
+    @property
+    def continues(self) -> bool:
+        """Whether `init_from` names a translation run this one continues (its sizes)."""
+        return (
+            self.init_from is not None
+            and self.architecture in TRANSLATING_ARCHITECTURES
+            and self.task in TRANSLATION_TASKS
+        )
+
     def settings(self) -> dict:
         """The fields `config.json` records and a resumed run must match (`runs.RunDirectory`)."""
         return dataclasses.asdict(self)
@@ -226,11 +239,6 @@ class TrainConfig:
         """Whether some size is left to a `planning.TrainingPlan` (--task tsv without every
         size flag)."""
         return any(getattr(self, name) is None for name in FIXED_SIZES)
-
-    def unset_sizes(self, plan) -> dict:
-        """The sizes this config leaves `None`, taken from a `planning.TrainingPlan` (the caller
-        applies them with `dataclasses.replace`)."""
-        return {name: getattr(plan, name) for name in FIXED_SIZES if getattr(self, name) is None}
 
     @property
     def model(self) -> TransformerConfig:

@@ -18,7 +18,7 @@ from keras_transformer.training import callbacks as run_callbacks
 from keras_transformer.training import rundir
 from keras_transformer.training.losses import MaskedAccuracy, MaskedSequenceAccuracy
 from keras_transformer.training.losses import MaskedSparseCategoricalCrossentropy as MaskedLoss
-from keras_transformer.training.optimizer import make_optimizer, paper_adam
+from keras_transformer.training.optimizer import paper_adam
 from keras_transformer.visualization.figures import read_history
 
 logger = logging.getLogger(__name__)
@@ -60,16 +60,15 @@ class FitResult:
 
 
 def compile_model(
-    model: keras.Model, config, jit_compile: bool, *, learning_rate=None, loss=None, metrics=None
+    model: keras.Model, plan, *, loss=None, metrics=None
 ) -> keras.optimizers.Optimizer:
-    """Compiles `model` with the paper's Adam at `learning_rate` (a rate or a schedule: `train`
-    decides it, `run.learning_rate`), else at `config.learning_rate`, else on the paper's
-    schedule; unless given, with the masked loss and accuracies. Returns Adam."""
-    rate = learning_rate or getattr(config, "learning_rate", None)
-    optimizer = paper_adam(rate) if rate else make_optimizer(config.d_model, config.warmup_steps)
-    loss = loss or MaskedLoss(label_smoothing=config.label_smoothing)
+    """Compiles `model` as `plan` (`plan.RunPlan`) says: the paper's Adam at its learning rate,
+    XLA or not, and unless given the masked loss (its label smoothing) and accuracies. Returns
+    Adam."""
+    optimizer = paper_adam(plan.learning_rate)
+    loss = loss or MaskedLoss(label_smoothing=plan.settings.label_smoothing)
     metrics = metrics or [MaskedAccuracy(), MaskedSequenceAccuracy()]
-    model.compile(optimizer=optimizer, loss=loss, metrics=metrics, jit_compile=jit_compile)
+    model.compile(optimizer=optimizer, loss=loss, metrics=metrics, jit_compile=plan.xla)
     return optimizer
 
 

@@ -3,10 +3,10 @@ length it needs, and the plan of the run (model rung, schedule, epochs and steps
 
 Pure functions (no TensorFlow). `corpus_stats(pairs)` measures a parallel corpus;
 `plan_training(stats, budget_seconds=...)` turns it into a `TrainingPlan`; `plan_schedule` gives
-the warm-up, peak and length of a `BudgetSchedule`; `resolve_sizes` applies the sizes a run
-leaves unset (from `--init-from`, then the plan) to its config, the one place `train` takes
-sizes from before its recipe measures the tokenized pairs (`max_length_from_tokens`). The
-measurements behind the constants are in docs/performance.md ("Sizing a run from its corpus").
+the warm-up, peak and length of a `BudgetSchedule`; `resolve_sizes` completes the sizes a run
+leaves unset (from `--init-from`, then the plan), the one place `plan.resolve_plan` takes them
+from before the tokenized pairs are measured (`max_length_from_tokens`). The measurements
+behind the constants are in docs/performance.md ("Sizing a run from its corpus").
 
 **Vocabulary** (`choose_vocab_size`): a WordPiece vocabulary for each side, of
 `8000 * sqrt(words / 700_000)` pieces (`words` counts both sides), rounded to 500 and kept in
@@ -14,7 +14,7 @@ measurements behind the constants are in docs/performance.md ("Sizing a run from
 by what the model can afford (`training.planning.plan_vocab_size`).
 
 **Length** (`max_length_from_tokens`): once the vocabularies are learnt, the measured pieces
-of the training pairs decide: the smallest length, rounded up to 8 and kept in [16, 256], that
+of the training and validation pairs decide (never the test pairs): the smallest length, rounded up to 8 and kept in [16, 256], that
 frames both sides (`[START]`/`[END]` included) of all but `MAX_TRUNCATED` (1 %) of the pairs.
 Before that (a plan, or a run without tokenizers), `choose_max_length` estimates it from words:
 the 99th percentile of words per sentence on the longer side, times `PIECES_PER_WORD`, plus 2.
@@ -27,9 +27,7 @@ target token; the smallest otherwise.
 **Vocabulary** (`plan_vocab_size`): the corpus's size (`choose_vocab_size`), at most
 the rung's `vocab_cap`: the size at which the output projection costs as many multiply-adds per
 target token as all the layers below it (3,500 for 2 x 64), or its measured cap
-(`RUNG_VOCAB_CAPS`: 3,500 for 2 x 128, 4,000 for 3 x 128). On 95k Anki pairs and ten CPU
-minutes, 2 x 64 layers with 4,000 pieces scored 7 BLEU above the same layers with 10,500
-(docs/performance.md).
+(`RUNG_VOCAB_CAPS`: 3,500 for 2 x 128, 4,000 for 3 x 128).
 
 **Schedule** (`choose_warmup`, `peak_learning_rate`): Adam on `BudgetSchedule`, a linear warm-up
 over 8 % of the expected steps (kept in [10, 4000]) to a peak of `7e-4 * sqrt(128 / d_model)`
@@ -51,7 +49,6 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import math
 from collections.abc import Sequence
@@ -176,6 +173,22 @@ def target_tokens(stats: CorpusStats) -> float:
     return stats.target_words * PIECES_PER_WORD + stats.num_pairs  # + [END]
 
 
+def batch_tokens(
+    batch_size: int,
+    words: int,
+    pairs: int,
+    pieces_per_word: float = PIECES_PER_WORD,
+    max_length: float = math.inf,
+) -> float:
+    """Target tokens of a batch, the one formula of the pace: `pieces_per_word` a word of the
+    `words` over `pairs` targets, plus an `[END]` a pair, at most `max_length` a row.
+
+    >>> batch_tokens(64, 1000, 100), batch_tokens(64, 1000, 100, 2.0, max_length=16)
+    (1024.0, 1024.0)
+    """
+    return batch_size * min(max_length * pairs, pieces_per_word * words + pairs) / pairs
+
+
 def max_length_from_tokens(
     source_lengths: Sequence[int],
     target_lengths: Sequence[int],
@@ -236,35 +249,21 @@ TARGET_TOKENS_PER_CPU_SECOND = {
     "base": 650.0,
     "large": 150.0,
 }
-"""Training pace of each rung, target tokens per second of process CPU time (all threads);
-measured for "small" and "mini", scaled by multiply-adds for the others (docs/performance.md)."""
+"""Training pace of each rung, target tokens per second of process CPU time (all threads)
+(docs/performance.md, "The sizing constants")."""
 
 MIN_EPOCHS = 2.3
 """A size is chosen for a budget only if the budget buys this many passes over the data at the
-planned pace, which is cautious: the 3 x 128 rung made 5,346 target pieces a second on an idle
-2-core CPU against the 1,900 planned, so 2.3 planned passes are about 6.5 made. Was 8, which
-kept 2 x 64 at thirty minutes on every corpus measured; 3 x 128 (with `RUNG_VOCAB_CAPS` and
-its `RUNG_PEAKS`) then scored 3-4 BLEU more there; 3 x 128 at ten minutes (3 passes, with
-10,500 pieces and the rule's peak) had scored 8 less (docs/performance.md, "Thirty minutes: a
-larger rung"). With `PARAMS_PER_TOKEN`, no corpus that may have 3 x 128 reaches 2.3 planned
-passes in ten minutes."""
+planned pace (cautious: about three times as many are made; docs/performance.md, "The sizing
+constants")."""
 
 RUNG_MIN_EPOCHS = {"mini": 4.0}
-"""Planned passes a budget must buy for a rung, in place of `MIN_EPOCHS`. On 21k Europarl +
-news pairs (560k target pieces) the 2 x 128 rung, at 1.4e-3 and with dropout 0.1, scored 5.0
-BLEU greedy after ten minutes (2.1 planned passes, 9 made) against 7.7 for 2 x 64 without
-dropout (13 passes), and 11.9 after thirty (6.2 planned, 26 made) against 10.3 for 2 x 64 (41
-passes; docs/performance.md, "Long sentences at ten and thirty minutes"). 4 lies between."""
+"""Planned passes a budget must buy for a rung, in place of `MIN_EPOCHS` (docs/performance.md,
+"The sizing constants")."""
 
 PARAMS_PER_TOKEN = 2.5
-"""At most this many parameters per training target token. Was 20: on a 29k-pair caption corpus
-(550k target pieces) a 30-minute budget then picked 3 x 128 layers with 7,000 pieces (3.3M
-parameters, 6 a token), which made 20 passes and scored 30.0 BLEU, 3.4 below the 2 x 64 rung
-(1.6 a token) at 30 minutes and 0.5 below its own 10-minute run. Then 4, and with `MIN_EPOCHS`
-2.3 thirty minutes on 21k Europarl pairs (592k pieces) picked 3 x 128 with 4,000 pieces
-(1.9M, 3.2 a piece): after 11 passes its validation loss (4.55) was still above the 2 x 64
-rung's after ten minutes (4.38). On the Anki files (1.3-2.0 a piece) 3 x 128 won by 3-4 BLEU
-(docs/performance.md)."""
+"""At most this many parameters per training target token (docs/performance.md, "The sizing
+constants")."""
 
 TARGET_STEPS = 4000
 """Without a budget: epochs enough for about this many updates."""
@@ -336,11 +335,8 @@ def vocab_cap(size: ModelSize) -> int:
 
 
 RUNG_VOCAB_CAPS = {"mini": 3500, "small": 4000}
-"""Vocabulary caps measured for a rung, in place of its `vocab_cap`. The 2 x 128 rung trained
-with 3,500 pieces (the 2 x 64 rung's cap) on Europarl, the 3 x 128 rung with 4,000 pieces at
-thirty minutes (docs/performance.md); `vocab_cap`'s 10,500 would make the latter's output
-projection almost as costly as its layers, and on the 2 x 64 rung the cap (3,500 against
-10,500) was worth 7 BLEU at ten minutes. 10,500 was not tried on 3 x 128 under a budget."""
+"""Vocabulary caps measured for a rung, in place of its `vocab_cap` (docs/performance.md, "The
+sizing constants")."""
 
 
 def plan_vocab_size(stats: CorpusStats, size: ModelSize) -> int:
@@ -375,46 +371,31 @@ def choose_model(stats: CorpusStats, budget_seconds: float | None = None) -> Mod
 
 RUNG_PEAKS = {"tiny": 2e-3, "mini": 1.4e-3, "small": 1.4e-3}
 """Peaks measured for a rung on real corpora, used for runs sized from their data with that
-rung's layers (`rung_of`). The 2 x 64 rung at 2e-3 instead of the rule's 9.9e-4, 1,000
-validation pairs, the same passes (benchmarks/quality_ideas.py, docs/performance.md): Anki
-en-es 6 passes 24.0 -> 27.8 BLEU greedy, 26.5 -> 28.7 with 4 beams; Anki en-fr 5 passes
-27.6 -> 31.2 greedy, 31.0 -> 33.5 with 4 beams. The 3 x 128 rung at 1.4e-3, twice the rule's
-7e-4 as for 2 x 64, is what its thirty-minute runs were measured with (not against 7e-4).
-The 2 x 128 rung at 1.4e-3 too: thirty minutes on Europarl + news scored 11.9 / 13.3 BLEU
-(greedy / the chosen search) against 10.5 / 12.2 at 7e-4, the latter before batches were
-padded to their longest pair (which also sped it up: 26 passes against 21)."""
+rung's layers (`rung_of`; docs/performance.md, "The sizing constants")."""
 
 
 RUNG_DROPOUT = {"tiny": 0.0}
 """Dropout measured for a rung on real corpora (`rung_of`), used where `--dropout` is not given
 on a task sized from its data and the plan makes at most `FEW_PASSES` passes over it; other
-runs keep `DEFAULT_DROPOUT`. The 2 x 64 rung at 0 instead of 0.1, the same passes, 1,000
-validation pairs (benchmarks/quality_ideas.py, docs/performance.md): Anki en-es 6 passes
-27.8 -> 29.7 BLEU greedy, 28.7 -> 32.7 with 4 beams; Anki en-fr 5 passes 31.2 -> 32.5 and
-33.5 -> 36.6."""
+runs keep `DEFAULT_DROPOUT` (docs/performance.md, "The sizing constants")."""
 
 FEW_PASSES = 7.0
 """Planned passes over the training pairs (`TrainingPlan.passes`) up to which a rung's measured
-dropout applies. Without dropout the 2 x 64 rung overfits a small corpus seen many times: on
-10k Anki en-es pairs its validation loss was lowest after 7 of 30 passes and rose by a quarter
-by the end, where with 0.1 it still fell. The plan's pace is cautious: 7 planned passes were
-about 11 on an idle 2-core CPU (ten minutes: Anki en-es 3.7 planned, 5-7 made; Europarl 6.1
-planned, 11 made). Thirty minutes on the Anki files plans 7.4-11.2 passes and keeps 0.1."""
+dropout applies (docs/performance.md, "The sizing constants")."""
 
 
-def default_dropout(config, passes: float | None = None) -> float:
+def default_dropout(task: str, sizes, passes: float | None = None) -> float:
     """The dropout of a run that does not set it: on a task sized from its data, the rung's
     measured value (`RUNG_DROPOUT`, `rung_of`) when the plan makes at most `FEW_PASSES`
     `passes`; else `DEFAULT_DROPOUT`.
 
-    >>> from types import SimpleNamespace
-    >>> tiny = SimpleNamespace(task="tsv", num_layers=2, d_model=64, num_heads=4, dff=256)
-    >>> default_dropout(tiny, passes=3.7), default_dropout(tiny, passes=11.2)
+    >>> tiny = dict(num_layers=2, d_model=64, num_heads=4, dff=256)
+    >>> default_dropout("tsv", tiny, passes=3.7), default_dropout("tsv", tiny, passes=11.2)
     (0.0, 0.1)
-    >>> default_dropout(SimpleNamespace(**{**vars(tiny), "d_model": 128}), passes=3.7)
+    >>> default_dropout("tsv", {**tiny, "d_model": 128}, passes=3.7)
     0.1
     """
-    return _rung_dropout(rung_of(config), passes)
+    return _rung_dropout(rung_of(task, sizes), passes)
 
 
 def _rung_dropout(rung: str | None, passes: float | None) -> float:
@@ -437,12 +418,13 @@ def peak_learning_rate(d_model: int, rung: str | None = None) -> float:
     return round(7e-4 * math.sqrt(128 / check_int("d_model", d_model)), 6)
 
 
-def rung_of(config) -> str | None:
+def rung_of(task: str, sizes) -> str | None:
     """The `MODEL_SIZES` rung a run sized from its data (`DATA_SIZED_TASKS`) trains, or None:
-    another task, or layers that are not a rung's."""
-    if getattr(config, "task", None) not in DATA_SIZED_TASKS:
+    another task, or layers (`sizes`: a mapping with `num_layers`, `d_model`, `num_heads`,
+    `dff`) that are not a rung's."""
+    if task not in DATA_SIZED_TASKS:
         return None
-    layers = tuple(getattr(config, n, None) for n in ("num_layers", "d_model", "num_heads", "dff"))
+    layers = tuple(sizes.get(n) for n in ("num_layers", "d_model", "num_heads", "dff"))
     return next((size.name for size in MODEL_SIZES if tuple(size[1:]) == layers), None)
 
 
@@ -507,7 +489,7 @@ def plan_training(
         budget_seconds = check_number("budget_seconds", budget_seconds, 0.0, open_minimum=True)
     check_int("batch_size", batch_size)
     size = choose_model(stats, budget_seconds)
-    tokens_per_batch = batch_size * target_tokens(stats) / stats.num_pairs
+    tokens_per_batch = batch_tokens(batch_size, stats.target_words, stats.num_pairs)
     steps_per_epoch = max(1, stats.num_pairs // batch_size)
     if budget_seconds is not None:
         steps = budget_seconds * TARGET_TOKENS_PER_CPU_SECOND[size.name] / tokens_per_batch
@@ -536,64 +518,78 @@ def plan_training(
     )
 
 
-def plan_schedule(config, steps_per_epoch: int, tokens_per_batch: float) -> SchedulePlan:
-    """The `BudgetSchedule` arguments of a run whose `config.planned_schedule` is true.
+def plan_schedule(
+    task: str,
+    sizes,
+    *,
+    budget_seconds: float | None,
+    warmup_steps: int | None,
+    steps_per_epoch: int,
+    tokens_per_batch: float,
+) -> SchedulePlan:
+    """The `BudgetSchedule` arguments of a run on a planned schedule (`planned_schedule`).
 
-    Steps: those the budget buys (`estimate_steps`), else `epochs * steps_per_epoch`; the
-    warm-up is `config.warmup_steps`, or 8 % of the steps when it is None.
+    Steps: those `budget_seconds` buys (`estimate_steps`), else `epochs * steps_per_epoch`; the
+    warm-up is `warmup_steps`, or 8 % of the steps when it is None. `sizes`: a mapping with the
+    run's `epochs`, `num_layers`, `d_model`, `num_heads`, `dff` and `vocab_size`.
 
     Example:
-    >>> from types import SimpleNamespace
-    >>> config = SimpleNamespace(time_budget=None, epochs=5, warmup_steps=None, d_model=128)
-    >>> plan_schedule(config, steps_per_epoch=200, tokens_per_batch=1000.0)
+    >>> sizes = dict(epochs=5, num_layers=2, d_model=128, num_heads=8, dff=512, vocab_size=2000)
+    >>> plan_schedule("numbers", sizes, budget_seconds=None, warmup_steps=None,
+    ...               steps_per_epoch=200, tokens_per_batch=1000.0)
     SchedulePlan(peak_learning_rate=0.0007, warmup_steps=80, total_steps=1000)
     """
-    if config.time_budget is not None:
+    if budget_seconds is not None:
         steps = estimate_steps(
-            config.time_budget,
+            budget_seconds,
             tokens_per_batch,
-            num_layers=config.num_layers,
-            d_model=config.d_model,
-            dff=config.dff,
-            vocab_size=config.vocab_size,
+            num_layers=sizes["num_layers"],
+            d_model=sizes["d_model"],
+            dff=sizes["dff"],
+            vocab_size=sizes["vocab_size"],
         )
     else:
-        steps = config.epochs * max(1, steps_per_epoch)
+        steps = sizes["epochs"] * max(1, steps_per_epoch)
     steps = max(steps, 1)
-    warmup = choose_warmup(steps) if config.warmup_steps is None else config.warmup_steps
-    return SchedulePlan(peak_learning_rate(config.d_model, rung_of(config)), warmup, steps)
+    warmup = choose_warmup(steps) if warmup_steps is None else warmup_steps
+    peak = peak_learning_rate(sizes["d_model"], rung_of(task, sizes))
+    return SchedulePlan(peak, warmup, steps)
 
+
+SIZE_FIELDS = ("epochs", "max_length", "vocab_size", "num_layers", "d_model", "num_heads", "dff")
+"""The sizes of a run that `resolve_sizes` completes (with `dropout`)."""
 
 MEASURED_LENGTH = ("translation", "prefix")
-"""Recipes that choose `max_length` from their tokenized training pairs (`recipes.fit_length`)."""
+"""Recipes that choose `max_length` from their tokenized training pairs (`fit_length`)."""
 
 
-def resolve_sizes(config, task, init, recipe: str) -> tuple:
-    """`(config, sized)`: `config` with the sizes it leaves unset, and those sizes.
+def resolve_sizes(config, task, init, recipe: str) -> tuple[dict, dict]:
+    """`(sizes, sized)`: every size of the run (`SIZE_FIELDS` and `dropout`), and those chosen
+    from the data; `config` is only read.
 
-    Taken, in order, from the translation run `--init-from` continues (`init.config`: its
-    sizes; `init_from.load_run` checked the given ones against it), then from the corpus
-    (`plan_training` on `corpus_stats` of the training pairs, for a config `sized_by_data`).
-    A recipe of `MEASURED_LENGTH` chooses `max_length` from its tokenized pairs instead.
-    Dropout, where not given, is `default_dropout`'s. The caller's config is left as it
-    was."""
-    sized = {}
+    Taken, in order, from `config`, then the translation run `--init-from` continues
+    (`init.inherited_sizes`; `init_from.load_run` checked the given ones against it), then from
+    the corpus (`plan_training` on `corpus_stats` of the training pairs) for those still unset.
+    A recipe of `MEASURED_LENGTH` leaves `max_length` None: it is chosen from the tokenized
+    pairs (`fit_length`). Dropout, where not given, is `default_dropout`'s."""
+    sizes = {name: getattr(config, name) for name in (*SIZE_FIELDS, "dropout")}
     if init is not None and recipe in MEASURED_LENGTH:  # continue a translator
-        config = dataclasses.replace(config, **init.inherited_sizes(config))
-    plan, given_epochs = None, config.epochs
-    if config.sized_by_data or config.dropout is None:
+        sizes.update(init.inherited_sizes(config))
+    unset = [name for name in SIZE_FIELDS if sizes[name] is None]
+    sized, plan = {}, None
+    if unset or sizes["dropout"] is None:
         stats, budget = corpus_stats(task.train), config.time_budget
         plan = plan_training(stats, budget_seconds=budget, batch_size=config.batch_size)
-    if config.sized_by_data:
-        sized = config.unset_sizes(plan)
+    if unset:
+        sized = {name: getattr(plan, name) for name in unset}
         if recipe in MEASURED_LENGTH:  # chosen from the learnt pieces instead
             sized.pop("max_length", None)
         chosen_text = ", ".join(f"{name} {value}" for name, value in sized.items())
         logger.info("sized from the %d training pairs: %s", len(task.train), chosen_text)
-        config = dataclasses.replace(config, **sized)
-    if config.dropout is None:  # a task sized from its data, --dropout not given
+        sizes.update(sized)
+    if sizes["dropout"] is None:  # a task sized from its data, --dropout not given
+        given_epochs = config.epochs
         passes = plan.passes if given_epochs is None or config.time_budget else given_epochs
-        sized["dropout"] = default_dropout(config, passes)
+        sized["dropout"] = sizes["dropout"] = default_dropout(config.task, sizes, passes)
         logger.info("dropout %g (%.1f passes planned)", sized["dropout"], passes)
-        config = dataclasses.replace(config, dropout=sized["dropout"])
-    return config, sized
+    return sizes, sized

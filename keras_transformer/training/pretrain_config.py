@@ -70,9 +70,9 @@ class PretrainConfig(TrainConfig):
     finetune_learning_rate: float = 1e-3
 
     def __post_init__(self):
-        for name, value in self.SIZES.items():
-            if getattr(self, name) is None:
-                setattr(self, name, value)
+        """`TrainConfig`'s checks (precision, XLA, label smoothing, time budget, the sizes),
+        then the corpus's, the masking's and the fine-tuning's."""
+        super().__post_init__()
         positive = ("num_sentences", "epochs", "batch_size", "vocab_size", "warmup_steps")
         for name in (*positive, "finetune_epochs", "finetune_batch_size"):
             check_positive_int(name, getattr(self, name))
@@ -89,7 +89,16 @@ class PretrainConfig(TrainConfig):
                 f"finetune_task={self.finetune_task!r}: fine-tuning compares on a sequence "
                 f"classification task, one of {SEQUENCE_TASKS} (or none)."
             )
-        model_config(self)  # the sizes are checked before any data work
+
+    def _fill_unset(self) -> None:
+        """The unset sizes are `SIZES` (no early stopping unless asked for)."""
+        for name, value in self.SIZES.items():
+            if getattr(self, name) is None:
+                setattr(self, name, value)
+
+    def _check_run(self) -> None:
+        """The sizes, before any data work (the task and architecture fields are not read)."""
+        model_config(self)
 
     def settings(self) -> dict[str, Any]:
         """The fields of a pre-training run (`SETTINGS`), as `config.json` records them."""

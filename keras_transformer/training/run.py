@@ -1,23 +1,20 @@
 """One training run, end to end: `train` runs the shared stages around a recipe.
 
 Every run, whatever it trains (a translator, a classifier, a language model, a dual encoder, a
-pre-trained encoder: `recipes`), passes through the same stages, each decided once:
+pre-trained encoder: `recipes`), passes through the same stages:
 
 1. open the run directory (`runs.RunDirectory`: may it be written, is a run to resume);
 2. devices (`devices.set_up_devices`: strategy, batch per replica, precision, XLA);
 3. data (`recipes.load_data`) and what `--init-from` names (`init_from.load_init`);
-4. sizes (`planning.resolve_sizes`: the run to continue, then the plan from the corpus);
-5. recipe (`recipes.RECIPES`: vocabularies, batches, model, loss, evaluation; the sizes it
-   measures on the tokenized data complete step 4);
-6. the run directory written (tokenizers, `state.json`);
-7. learning rate (`learning_rate`: the recipe's, `--learning-rate`, a planned
-   `BudgetSchedule` or the paper's schedule);
-8. build and compile (inside the strategy's scope), `config.json`;
-9. fit (`fitting.fit_run`; a `--time-budget` adds `TimeBudget`);
-10. evaluate and write (`model.keras`, `metrics.json` last, plots).
+4. the plan (`plan.resolve_plan`, through `recipes.prepare_recipe`): sizes, vocabularies,
+   `max_length`, batches and learning rate, decided once into a frozen `RunPlan` that the
+   recipe, compile, fit, the evaluation and the plots read;
+5. the run directory written (tokenizers, `state.json`);
+6. build and compile (inside the strategy's scope), `config.json`;
+7. fit (`fitting.fit_run`; a `--time-budget` adds `TimeBudget`);
+8. evaluate and write (`model.keras`, `metrics.json` last, plots).
 """
 
-import dataclasses
 import logging
 import math
 import os
@@ -29,16 +26,13 @@ from keras_transformer.choices import PRECISIONS
 from keras_transformer.errors import UserInputError
 from keras_transformer.inference.decoding import save_decoding
 from keras_transformer.runs import RunDirectory, requested_settings
-from keras_transformer.training import planning
-from keras_transformer.training.callbacks import TimeBudget, kill_point, set_stage
+from keras_transformer.training.callbacks import TimeBudget, set_stage
 from keras_transformer.training.config import BUDGET_EPOCHS, TrainConfig
 from keras_transformer.training.devices import prepare_for_strategy, set_up_devices, write_dir
 from keras_transformer.training.fitting import compile_model, fit_run
 from keras_transformer.training.init_from import TranslationRun, load_init
-from keras_transformer.training.planning import PIECES_PER_WORD
-from keras_transformer.training.recipes import RECIPES, Recipe, load_data, recipe_name
+from keras_transformer.training.recipes import load_data, prepare_recipe, recipe_name
 from keras_transformer.training.rundir import plot_run_curves, progress_logger
-from keras_transformer.training.schedule import BudgetSchedule, TransformerSchedule
 from keras_transformer.training.wallclock import FINISH_SECONDS, RunClock
 
 logger = logging.getLogger(__name__)
@@ -49,9 +43,8 @@ __all__ = ["train"]
 def train(config: TrainConfig, *, started: float | None = None) -> dict:
     """Run one training job and write its run directory; returns `metrics.json`.
 
-    The stages are listed in the module docstring. Sizes left to the data are applied to a copy
-    of `config` (step 4): the caller's object is left as it was, and that copy is final from the
-    recipe on. The run directory is checked first (a file in the way, a finished run, an
+    The stages are listed in the module docstring. `config` is only read: what the run decides
+    from it, the data and the devices is its `RunPlan` (step 4). The run directory is checked first (a file in the way, a finished run, an
     unfinished run with other settings), before any data work; `--overwrite` clears it once the
     data is ready, unless it holds an unfinished run with the same settings, which is resumed
     (`RunDirectory.overwrites`).
@@ -93,28 +86,26 @@ def _train(
     # 3. Data, and what --init-from names: read and checked before any file is made.
     set_stage("while loading the data")
     progress_logger.info("loading the data (--task %s)", config.task)  # shown by default
-    kill_point("loading_data")  # test hook (callbacks.kill_point): no-op unless set
     task = load_data(config)
-    kind = recipe_name(config)
-    init = load_init(config, kind)
-    # 4. Sizes (the recipe completes them from its tokenized data).
-    config, sized = planning.resolve_sizes(config, task, init, kind)
+    init = load_init(config, recipe_name(config))
+    # 4. The plan, decided once; vocabularies and batches in memory, so that bad settings fail
+    # before any file.
     keras.utils.set_random_seed(config.seed)
     logger.info(
         "precision %s, XLA compilation %s",
         PRECISIONS[devices.precision],
         "on" if devices.xla else "off",
     )
-    # 5. Recipe: vocabularies and batches in memory, so bad settings fail before any file.
     set_stage("while learning the vocabularies")
-    progress_logger.info("learning the vocabularies from %d training examples", len(task.train))
-    recipe = RECIPES[kind](config, task, init)
-    if recipe.sizes:  # max_length from the measured pieces, the vocabulary size learnt
-        logger.info("sized from the tokenized training pairs: %s", recipe.sizes)
-        config, sized = dataclasses.replace(config, **recipe.sizes), {**sized, **recipe.sizes}
+    progress_logger.info(
+        "learning the vocabularies from %d training examples, then planning the run",
+        len(task.train),
+    )
+    recipe = prepare_recipe(config, task, init, devices, clock.left)
+    plan = recipe.plan
     pieces = ", ".join(f"{name} {tok.vocab_size}" for name, tok in recipe.tokenizers.items())
     logger.info("vocabularies (WordPiece pieces): %s", pieces)
-    # 6. The run directory written: the chief writes it, other workers a temporary one.
+    # 5. The run directory written: the chief writes it, other workers a temporary one.
     if clears:
         run.clear()
     written = RunDirectory(write_dir(config.run_dir, devices.strategy)).make()
@@ -127,76 +118,64 @@ def _train(
     written.update_state(settings=requested, parts=parts)
     for name, tokenizer in recipe.tokenizers.items():
         tokenizer.save(written.file("tokenizers", name))
-    # 7. Learning rate.
-    rate = learning_rate(config, task, recipe, clock)
-    schedule = rate if isinstance(rate, BudgetSchedule) else None  # a budget reshapes it
-    # 8. Build and compile; config.json.
+    # 6. Build and compile; config.json.
     set_stage("while building the model")
-    kill_point("building_model")
     with devices.strategy.scope():  # variables mirrored on every replica
         model = recipe.build()
-        compile_model(
-            model,
-            config,
-            devices.xla,
-            loss=recipe.loss,
-            metrics=recipe.metrics,
-            learning_rate=rate,
-        )
+        compile_model(model, plan, **recipe.compile_options())
     prepare_for_strategy(model, recipe.train_ds.element_spec)
     budget, callbacks = None, []
     if config.time_budget is not None:  # one line per epoch: time used and left, not "Epoch 3/1000"
         set_stage("while timing the evaluation (for the time budget)")
-        progress_logger.info("timing the evaluation, to keep time for it inside the budget")
-        epoch_seconds = _epoch_seconds(config, task, recipe)
-        budget = _budget_callback(
-            config, clock, recipe, model, schedule, epoch_seconds, earlier.get("fit_finished")
-        )
+        budget = _budget_callback(plan, clock, recipe, model, earlier.get("fit_finished"))
         callbacks.append(budget)
     limit = (
         f"for {budget.training_seconds():.0f} s of the {config.time_budget:g} s budget"
         if budget is not None
-        else f"for up to {config.epochs} epochs"
+        else f"for up to {plan.epochs} epochs"
     )
     progress_logger.info("model: %s parameters; training %s", f"{model.count_params():,}", limit)
+    schedule = plan.schedule
     planned = {} if schedule is None else {"warmup_steps": schedule.warmup_steps}
     written.write_config(
         config,
+        **plan.sizes(),  # the sizes the plan chose
         **planned,  # the warm-up the plan chose (config.json)
-        jit_compile_resolved=devices.xla,
-        mixed_precision_resolved=devices.precision,
+        jit_compile_resolved=plan.xla,
+        mixed_precision_resolved=plan.precision,
         num_replicas=devices.replicas,
         # The task's own labels: --source-lang/--target-lang apply to --task numbers only.
         source_lang=task.source_lang,
         target_lang=task.target_lang,
-        sized_from_data=_recorded(sized, config),
+        sized_from_data=_recorded(plan.sized, config),
         planned_steps=None if schedule is None else schedule.total_steps,
-        **recipe.config_extra,
+        **recipe.config_extra(),
         **_budget_epochs(config),
         **({"init_from": init.record} if isinstance(init, TranslationRun) else {}),
     )
-    # 9. Fit.
+    # 7. Fit.
     setup_seconds = clock.elapsed()
     fit = fit_run(
         model,
         recipe.train_ds,
         recipe.val_ds,
         run_dir=written.path,
-        epochs=config.epochs,
+        epochs=plan.epochs,
         early_stopping_patience=config.early_stopping_patience,
         callbacks=callbacks,
         verbose=0 if callbacks else None,
         clock=clock,
-        keep_last=recipe.choose_weights is not None,
+        keep_last=recipe.KEEPS_LAST,
     )
     if budget is not None:
-        _report_budget_end(config, budget, fit, setup_seconds, epoch_seconds, clock.prior_seconds)
-    # 10. Evaluate and write: the weights kept, model.keras, plots, metrics.json last.
+        _report_budget_end(
+            config, budget, fit, setup_seconds, plan.epoch_seconds, clock.prior_seconds
+        )
+    # 8. Evaluate and write: the weights kept, model.keras, plots, metrics.json last.
     evaluation_started = clock.elapsed()
     set_stage("while saving and evaluating the model (training is done)")
-    chosen = recipe.choose_weights(model, fit) if recipe.choose_weights is not None else {}
+    chosen = recipe.choose_weights(model, fit)
     model.save(written.file("model.keras"))
-    kill_point("before_plots")  # test hook (callbacks.kill_point): no-op unless set
     progress_logger.info(
         "training done (%d epochs in all); evaluating on the test split", fit.epochs_run
     )
@@ -210,9 +189,8 @@ def _train(
     if (metrics.get("decoding") or {}).get("chosen_on"):  # what `translate` searches with
         save_decoding(written.path, metrics["decoding"])
     set_stage("while drawing the plots (training is done)")
-    plot_run_curves(written.path, config, fit.steps, schedule=rate)
-    if recipe.plot is not None:
-        recipe.plot(model, written.file("plots"))
+    plot_run_curves(written.path, fit.steps, plan.learning_rate)
+    recipe.plot(model, written.file("plots"))
     metrics.update(
         setup_seconds=round(setup_seconds, 2),
         evaluation_seconds=round(clock.elapsed() - evaluation_started, 2),
@@ -223,7 +201,6 @@ def _train(
         metrics["time_budget_seconds"] = config.time_budget
         metrics["stopped_by_time_budget"] = budget is not None and budget.stopped
     # metrics.json marks a finished run: written last, so a run stopped before it is resumed.
-    kill_point("before_metrics")
     written.write_json("metrics.json", metrics)
     written.finish()
     logger.info("wrote %s", os.path.join(config.run_dir, "metrics.json"))
@@ -232,25 +209,6 @@ def _train(
     if written.path != config.run_dir:  # a non-chief worker: its files were only a copy
         shutil.rmtree(written.path, ignore_errors=True)
     return metrics
-
-
-def learning_rate(config: TrainConfig, task, recipe: Recipe, clock: RunClock):
-    """The run's learning rate, decided here once: the recipe's constant rate (the dual
-    encoder's), else `--learning-rate`, else a `BudgetSchedule` planned for the run's steps
-    (`config.planned_schedule`: `planning.plan_schedule`; a budget's steps are planned for what
-    is left of it after setup and evaluation), else the paper's `TransformerSchedule`."""
-    if recipe.learning_rate is not None:
-        return recipe.learning_rate
-    if config.learning_rate is not None:
-        return config.learning_rate
-    if not config.planned_schedule:
-        return TransformerSchedule(config.d_model, config.warmup_steps)
-    pace = _pace_inputs(config, task, recipe.train_ds, recipe.config_extra)
-    planned = config
-    if config.time_budget is not None:
-        left = max(1.0, clock.left() - FINISH_SECONDS)
-        planned = dataclasses.replace(config, time_budget=left)
-    return BudgetSchedule(*planning.plan_schedule(planned, *pace))
 
 
 def _log_resume(config: TrainConfig, run_dir: str, earlier: dict, clock: RunClock) -> None:
@@ -273,13 +231,7 @@ def _log_resume(config: TrainConfig, run_dir: str, earlier: dict, clock: RunCloc
 
 
 def _budget_callback(
-    config: TrainConfig,
-    clock: RunClock,
-    recipe,
-    model,
-    schedule,
-    epoch_seconds: float | None,
-    fit_finished: bool = False,
+    plan, clock: RunClock, recipe, model, fit_finished: bool = False
 ) -> TimeBudget:
     """The `TimeBudget` of a run whose `--time-budget` is the whole command's wall time.
 
@@ -294,16 +246,17 @@ def _budget_callback(
             and the budget to ask for instead.
     """
     decoding, update_reserve = 0.0, None
-    if recipe.prepare_evaluation is not None and not fit_finished:  # else the fit is not rerun
+    if not fit_finished:  # else the fit is not rerun
         decoding = recipe.prepare_evaluation(model)
-        if recipe.remeasure_evaluation is not None:
+        if recipe.REMEASURES:
             update_reserve = lambda: recipe.remeasure_evaluation(model) + FINISH_SECONDS  # noqa: E731
     validation_batches = int(recipe.val_ds.cardinality())
+    budget_seconds = plan.time_budget
     budget = TimeBudget(
-        config.time_budget,
-        schedule=schedule,
+        budget_seconds,
+        schedule=plan.schedule,
         progress=True,
-        used_seconds=min(clock.used(), config.time_budget),
+        used_seconds=min(clock.used(), budget_seconds),
         reserve_seconds=decoding + FINISH_SECONDS,
         validation_batches=max(0, validation_batches) + recipe.test_batches,
         update_reserve=update_reserve,
@@ -313,11 +266,13 @@ def _budget_callback(
         earlier = f" and earlier parts of the run {clock.prior_seconds:.0f} s" * bool(
             clock.prior_seconds
         )
+        suggested = _suggested(
+            clock.prior_seconds + setup, plan.epoch_seconds, budget.reserve_seconds
+        )
         raise UserInputError(
-            f"--time-budget {_duration(config.time_budget)} was used up before training could "
+            f"--time-budget {_duration(budget_seconds)} was used up before training could "
             f"start: setup took {_seconds(setup)}{earlier}, and evaluating needs about "
-            f"{_seconds(budget.reserve_seconds)}; rerun with --time-budget "
-            f"{_suggested(clock.prior_seconds + setup, epoch_seconds, budget.reserve_seconds)} "
+            f"{_seconds(budget.reserve_seconds)}; rerun with --time-budget {suggested} "
             "or more and --overwrite."
         )
     return budget
@@ -367,24 +322,6 @@ def _suggested(setup: float, epoch: float | None, kept: float) -> str:
     return _duration(_round_up(setup + training + kept))
 
 
-def _epoch_seconds(config: TrainConfig, task, recipe) -> float | None:
-    """Seconds of one training epoch at the planned pace (`planning.estimate_steps`), or None
-    for runs the pace does not describe (no text targets, sizes not set)."""
-    try:
-        steps, tokens = _pace_inputs(config, task, recipe.train_ds, recipe.config_extra)
-        per_second = 1000.0 / planning.estimate_steps(
-            1000.0,
-            tokens,
-            num_layers=config.num_layers,
-            d_model=config.d_model,
-            dff=config.dff,
-            vocab_size=config.vocab_size,
-        )
-    except (TypeError, ValueError, ZeroDivisionError):
-        return None
-    return steps * per_second
-
-
 def _seconds(seconds: float) -> str:
     """`12 s`, `0.4 s`: seconds as the budget lines show them."""
     return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
@@ -416,13 +353,3 @@ def _budget_epochs(config: TrainConfig) -> dict:
 def _recorded(sized: dict, config: TrainConfig) -> dict:
     """The sizes chosen from the data, without a budget run's epoch cap."""
     return {k: v for k, v in sized.items() if k != "epochs" or not _budget_epochs(config)}
-
-
-def _pace_inputs(config: TrainConfig, task, train_ds, extra: dict) -> tuple[int, float]:
-    """Steps per epoch and target tokens per batch (measured pieces per word, else 1.5; + [END])."""
-    pairs = [pair for pair in task.train if isinstance(pair[1], str)]
-    words = sum(len(target.split()) for _, target in pairs) / max(1, len(pairs))
-    per_word = extra.get("pieces_per_word", {}).get("target", PIECES_PER_WORD)
-    tokens = config.batch_size * min(config.max_length, per_word * words + 1)
-    steps = int(train_ds.cardinality())
-    return (steps if steps > 0 else max(1, len(task.train) // config.batch_size)), tokens

@@ -17,27 +17,22 @@ progress_logger.setLevel(logging.INFO)
 __all__ = ["plot_run_curves", "progress_logger"]
 
 
-def plot_run_curves(run_dir: str, config: Any, steps: int, schedule: Any = None) -> None:
-    """`plots/history.png` and `plots/learning_rate.png` over the `steps` taken; the rate is
-    `schedule` (the run's `learning_rate`: a `BudgetSchedule`, a constant or the paper's
-    `TransformerSchedule`), else `config.learning_rate`, else the paper's schedule (drawn over at
-    least two warm-ups)."""
+def plot_run_curves(run_dir: str, steps: int, learning_rate: Any) -> None:
+    """`plots/history.png` and `plots/learning_rate.png` over the `steps` taken; the rate is the
+    run's (`RunPlan.learning_rate`): a `BudgetSchedule`, a constant or the paper's
+    `TransformerSchedule` (drawn over at least two warm-ups)."""
     history = plots.read_history(os.path.join(run_dir, "history.csv"))
     plots.plot_history(history, os.path.join(run_dir, "plots", "history.png"))
     path = os.path.join(run_dir, "plots", "learning_rate.png")
-    rate = getattr(config, "learning_rate", None)
-    if isinstance(schedule, int | float):  # a constant rate
-        rate, schedule = schedule, None
-    elif isinstance(schedule, TransformerSchedule):  # the paper's: drawn below
-        schedule = None
-    if schedule is not None:
-        title = "warm-up, then cosine decay"
-        if steps < schedule.total_steps:
-            title += f" (training ended at step {steps})"
-        plots.plot_schedule(schedule, max(steps, schedule.total_steps), path, title=title)
-    elif rate is None:
-        schedule = TransformerSchedule(config.d_model, config.warmup_steps)
-        plots.plot_schedule(schedule, max(steps, config.warmup_steps * 2), path)
+    if isinstance(learning_rate, int | float):
+        title = f"constant learning rate {learning_rate}"
+        constant = float(learning_rate)
+        plots.plot_schedule(lambda x: [constant] * len(x), max(steps, 1), path, title=title)
+    elif isinstance(learning_rate, TransformerSchedule):
+        warmup = learning_rate.warmup_steps
+        plots.plot_schedule(learning_rate, max(steps, warmup * 2), path)
     else:
-        title = f"constant learning rate {rate}"
-        plots.plot_schedule(lambda x: [rate] * len(x), max(steps, 1), path, title=title)
+        title = "warm-up, then cosine decay"
+        if steps < learning_rate.total_steps:
+            title += f" (training ended at step {steps})"
+        plots.plot_schedule(learning_rate, max(steps, learning_rate.total_steps), path, title=title)

@@ -194,8 +194,10 @@ def test_translate_ranked_equals_one_call_per_alpha(translators, beam_size):
         assert ranked[0] == ranked[1] == ranked[2]
     with pytest.raises(ValueError, match="alpha must be a number >= 0"):
         cached.translate_ranked(TEXTS, beam_size, [])
-    with pytest.raises(ValueError, match=r"alpha must be a number >= 0.*-1\.0"):
+    with pytest.raises(ValueError, match=r"alpha must be a number in \[0, inf\).*-1\.0"):
         cached(TEXTS, beam_size=beam_size, alpha=-1.0)
+    with pytest.raises(ValueError, match="beam_size"):  # the same type for the same method
+        cached(TEXTS, beam_size=0, alpha=0.6)
     with pytest.raises(TypeError, match="list of strings"):
         cached.translate_ranked("one two", beam_size, [0.6])
 
@@ -255,18 +257,24 @@ def test_max_length_beyond_the_position_table_is_a_clear_error(tiny_run, transla
         cached(["one"], max_length=max_length)
 
 
-@pytest.mark.parametrize("max_length", [2, 0, -1, 2.5])
-def test_too_small_max_length_is_rejected_before_tracing(translators, max_length):
+@pytest.mark.parametrize(
+    "max_length, error, message",
+    [
+        (2, ValueError, "max_length must be an integer >= 3"),
+        (0, ValueError, "max_length must be an integer >= 3"),
+        (-1, ValueError, "max_length must be an integer >= 3"),
+        (2.5, TypeError, "max_length must be an integer;"),  # the type: TypeError, as everywhere
+    ],
+)
+def test_too_small_max_length_is_rejected_before_tracing(translators, max_length, error, message):
     cached, _ = translators
     traced = dict(cached._searches)
-    with pytest.raises(
-        ValueError, match=f"max_length must be an integer >= 3.*{max_length}"
-    ) as error:
+    with pytest.raises(error, match=f"{message}.*{max_length}") as raised:
         Translator(
             cached.model, cached.source_tokenizer, cached.target_tokenizer, max_length=max_length
         )
-    assert "\n" not in str(error.value)
-    with pytest.raises(ValueError, match="max_length must be an integer >= 3"):
+    assert "\n" not in str(raised.value)
+    with pytest.raises(error, match=message):
         cached(["one"], max_length=max_length)
     assert cached._searches == traced  # nothing was traced
 

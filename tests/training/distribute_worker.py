@@ -94,7 +94,7 @@ def _model(strategy, vocab_size: int, element_spec, seed: int = 0):
     from keras_transformer.training import (
         MaskedAccuracy,
         MaskedSparseCategoricalCrossentropy,
-        distribute,
+        devices,
         make_optimizer,
     )
 
@@ -106,7 +106,7 @@ def _model(strategy, vocab_size: int, element_spec, seed: int = 0):
             loss=MaskedSparseCategoricalCrossentropy(label_smoothing=0.1),
             metrics=[MaskedAccuracy()],
         )
-    return distribute.prepare_for_strategy(model, element_spec)
+    return devices.prepare_for_strategy(model, element_spec)
 
 
 def _fit(model, dataset, epochs: int, callbacks=()) -> list[float]:
@@ -136,10 +136,10 @@ def _weight_differences(a, b) -> dict[str, float]:
 def compare(args) -> dict:
     import keras
 
-    from keras_transformer.training import distribute
+    from keras_transformer.training import devices
 
-    mirrored = distribute.make_strategy("mirrored", cpu_devices=2)  # first TensorFlow call
-    single = distribute.make_strategy("none")
+    mirrored = devices.make_strategy("mirrored", cpu_devices=2)  # first TensorFlow call
+    single = devices.make_strategy("none")
     dataset, vocab_size = _copy_data()
     spec = dataset.element_spec
 

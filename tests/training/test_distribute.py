@@ -22,7 +22,7 @@ import pytest
 import tensorflow as tf
 
 from keras_transformer.cli import main
-from keras_transformer.training import distribute
+from keras_transformer.training import devices
 from keras_transformer.training.config import TrainConfig
 from tests.helpers import TINY_MODEL_ARGS
 
@@ -365,24 +365,24 @@ def test_multiworker_without_usable_tf_config(monkeypatch, value, message):
     else:
         monkeypatch.setenv("TF_CONFIG", value)
     with pytest.raises(ValueError, match=message) as error:
-        distribute.make_strategy("multiworker")
+        devices.make_strategy("multiworker")
     assert '"task": {"type": "worker", "index": 0}' in str(error.value)  # the fix, shown
 
 
 def test_make_strategy_argument_errors():
     with pytest.raises(ValueError, match="only applies to strategy='mirrored'"):
-        distribute.make_strategy("none", cpu_devices=2)
+        devices.make_strategy("none", cpu_devices=2)
     with pytest.raises(ValueError, match="tpu='my-tpu' only applies to strategy='tpu'"):
-        distribute.make_strategy("mirrored", tpu="my-tpu")
-    strategy = distribute.make_strategy("none")
+        devices.make_strategy("mirrored", tpu="my-tpu")
+    strategy = devices.make_strategy("none")
     assert strategy is tf.distribute.get_strategy() and strategy.num_replicas_in_sync == 1
 
 
 def test_global_batch_splits_evenly():
     four = SimpleNamespace(num_replicas_in_sync=4)
-    assert distribute.check_global_batch(64, four) == 16
+    assert devices.check_global_batch(64, four) == 16
     with pytest.raises(ValueError, match=r"batch_size=30 .* 4 replicas .*--batch-size 28 or 32"):
-        distribute.check_global_batch(30, four)
+        devices.check_global_batch(30, four)
 
 
 def _worker(task_type: str, task_id: int, cluster: dict) -> SimpleNamespace:
@@ -396,12 +396,12 @@ def test_chief_and_write_dir():
     workers = {"worker": ["a:1", "b:1"]}
     with_chief = {"chief": ["c:1"], "worker": ["a:1"]}
     single = tf.distribute.get_strategy()
-    assert distribute.is_chief(single) and distribute.write_dir("run", single) == "run"
-    assert distribute.is_chief(_worker("worker", 0, workers))
-    assert not distribute.is_chief(_worker("worker", 1, workers))
-    assert distribute.is_chief(_worker("chief", 0, with_chief))
-    assert not distribute.is_chief(_worker("worker", 0, with_chief))
-    assert distribute.write_dir("run", _worker("worker", 0, workers)) == "run"
-    assert distribute.write_dir("run", _worker("worker", 1, workers)) == os.path.join(
+    assert devices.is_chief(single) and devices.write_dir("run", single) == "run"
+    assert devices.is_chief(_worker("worker", 0, workers))
+    assert not devices.is_chief(_worker("worker", 1, workers))
+    assert devices.is_chief(_worker("chief", 0, with_chief))
+    assert not devices.is_chief(_worker("worker", 0, with_chief))
+    assert devices.write_dir("run", _worker("worker", 0, workers)) == "run"
+    assert devices.write_dir("run", _worker("worker", 1, workers)) == os.path.join(
         "run", "workertemp_1"
     )

@@ -16,6 +16,7 @@ from keras_transformer import cli
 from keras_transformer.runs import RunDirectory, requested_settings
 from keras_transformer.training.config import TrainConfig
 from tests.helpers import TINY_MODEL_ARGS
+from tests.training.kill_at import __file__ as KILL_AT_SCRIPT
 
 EPOCHS = 3
 TINY = [
@@ -41,7 +42,7 @@ TIMEOUT = 600
 
 
 def _command(out) -> list[str]:
-    return [sys.executable, "-m", "keras_transformer", "train", *TINY, "--out", str(out)]
+    return [sys.executable, KILL_AT_SCRIPT, "train", *TINY, "--out", str(out)]
 
 
 def _env(**extra) -> dict[str, str]:
@@ -216,8 +217,7 @@ def test_pretrain_interrupted_mid_epoch_resumes_to_the_whole_run(tmp_path):
     out = tmp_path / "mlm"
     command = [
         sys.executable,
-        "-m",
-        "keras_transformer",
+        KILL_AT_SCRIPT,
         "pretrain",
         "--num-sentences",
         "300",
@@ -240,7 +240,7 @@ def test_pretrain_interrupted_mid_epoch_resumes_to_the_whole_run(tmp_path):
     assert len(lines) <= 2 and lines[-1].startswith(
         "keras-transformer pretrain: interrupted during epoch 2 of 2; run the same command"
     ), stopped.stderr
-    assert cli.main(command[3:]) == cli.EXIT_OK  # the same command, in this process
+    assert cli.main(command[2:]) == cli.EXIT_OK  # the same command, in this process
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["epochs_run"] == 2 and not (out / "state.json").exists()
 

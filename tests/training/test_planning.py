@@ -1,8 +1,6 @@
 """Tests for keras_transformer.training.planning, the one sizing module: corpus statistics,
 vocabulary size and length, and the model rung, schedule and epochs of a run."""
 
-from types import SimpleNamespace
-
 import pytest
 
 from keras_transformer.training import planning
@@ -122,13 +120,22 @@ def test_plan_rejects_bad_arguments(kwargs, error, match):
         plan_training(corpus_stats(repeated_corpus(10)), **kwargs)
 
 
-def test_schedule_plan_is_returned_and_the_config_left_alone():
-    config = SimpleNamespace(time_budget=None, epochs=4, warmup_steps=None, d_model=512)
-    plan = planning.plan_schedule(config, steps_per_epoch=250, tokens_per_batch=1000.0)
+def _schedule(task="numbers", warmup_steps=None, **sizes):
+    sizes = dict(dict(epochs=4, num_layers=2, d_model=128, num_heads=8, dff=512), **sizes)
+    return planning.plan_schedule(
+        task,
+        {"vocab_size": 2000, **sizes},
+        budget_seconds=None,
+        warmup_steps=warmup_steps,
+        steps_per_epoch=250,
+        tokens_per_batch=1000.0,
+    )
+
+
+def test_schedule_plan_is_returned():
+    plan = _schedule(d_model=512)
     assert plan == (0.00035, 80, 1000)  # 8 % of 4 x 250 steps; 7e-4 * sqrt(128 / 512)
-    assert config.warmup_steps is None  # nothing written behind the caller
-    given = SimpleNamespace(time_budget=None, epochs=4, warmup_steps=7, d_model=128)
-    assert planning.plan_schedule(given, 250, 1000.0).warmup_steps == 7
+    assert _schedule(warmup_steps=7).warmup_steps == 7
 
 
 def test_vocabulary_is_the_corpus_size_capped_by_what_the_rung_can_afford():
@@ -160,17 +167,9 @@ def test_vocabulary_is_the_corpus_size_capped_by_what_the_rung_can_afford():
     ],
 )
 def test_a_measured_peak_applies_only_to_its_rung_on_data_sized_runs(task, layers, peak):
-    from types import SimpleNamespace
-
     names = ("num_layers", "d_model", "num_heads", "dff")
-    config = SimpleNamespace(
-        task=task,
-        time_budget=None,
-        epochs=2,
-        warmup_steps=None,
-        **dict(zip(names, layers, strict=True)),
-    )
-    assert planning.plan_schedule(config, 100, 1000.0).peak_learning_rate == peak
+    sizes = dict(zip(names, layers, strict=True))
+    assert _schedule(task, **sizes).peak_learning_rate == peak
 
 
 @pytest.mark.parametrize(
@@ -193,10 +192,10 @@ def test_dropout_is_the_rungs_measured_value_for_few_passes_unless_given(given, 
     pairs = [(f"a b c {i}", f"x y z {i}") for i in range(400)]
     task = Task("tsv", "en", "xx", train=pairs, validation=pairs[:10], test=pairs[:10])
     config = TrainConfig(task="tsv", data="p.tsv", **{"time_budget": 1.0, **given})
-    resolved, sized = planning.resolve_sizes(config, task, None, "translation")
-    assert resolved.dropout == dropout
+    sizes, sized = planning.resolve_sizes(config, task, None, "translation")
+    assert sizes["dropout"] == dropout
     assert ("dropout" in sized) == ("dropout" not in given)
-    assert config.dropout == given.get("dropout")  # the caller's config is left alone
+    assert config.dropout == given.get("dropout")  # the caller's config is only read
 
 
 def test_corpus_stats_counts_words_chars_types_and_lengths():

@@ -198,3 +198,25 @@ def test_split_corpus_and_config_checks():
     assert PretrainConfig().finetune_task == "reviews"
     assert PretrainConfig(corpus="my.txt").finetune_task is None
     assert np.isclose(PretrainConfig().mask_rate, 0.15)
+
+
+@pytest.mark.parametrize(
+    "setting, match",
+    [
+        ({"mixed_precision": "fp64"}, "mixed_precision='fp64'"),
+        ({"jit_compile": "maybe"}, "jit_compile='maybe'"),
+        ({"label_smoothing": 1.5}, "label_smoothing"),
+        ({"time_budget": "soon"}, "time budget 'soon'"),
+        ({"learning_rate": -1.0}, "learning_rate"),
+    ],
+)
+def test_a_pretraining_config_runs_the_train_configs_checks(setting, match):
+    # PretrainConfig.__post_init__ runs TrainConfig's: the same mistake, the same error.
+    from keras_transformer.errors import UserInputError
+    from keras_transformer.training.config import TrainConfig
+
+    for make in (TrainConfig, PretrainConfig):
+        with pytest.raises(UserInputError, match=match):
+            make(**setting)
+    assert PretrainConfig(time_budget="2m").time_budget == 120.0
+    assert PretrainConfig().early_stopping_patience is None  # pre-training's, not TrainConfig's

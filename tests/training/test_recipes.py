@@ -10,9 +10,10 @@ from keras_transformer.cli import main
 from keras_transformer.data.batching.classification import it_token_arrays
 from keras_transformer.data.batching.prefix import encode_prompts, prefix_dataset, prefix_sequences
 from keras_transformer.inference import retrieval_accuracy
-from keras_transformer.training import recipes
+from keras_transformer.training import evaluation, recipes
 from keras_transformer.training.config import TrainConfig
 from keras_transformer.training.dual_encoder import load_sentence_encoder
+from keras_transformer.training.recipes import translation
 from keras_transformer.training.run import train
 from tests.helpers import RUN_FILES, SMALL_MODEL_ARGS, TINY_MODEL_ARGS, assert_files_written
 
@@ -234,7 +235,7 @@ def test_exact_match_compares_normalised_references():
 
     predicted = unicodedata.normalize("NFC", reference)  # what detokenize returns
     pairs = [("one thousand two hundred and thirty-four", reference + "\u00a0"), ("x", "y")]
-    metrics = recipes.translation_metrics(
+    metrics = evaluation.translation_metrics(
         Evaluated(), None, pairs, lambda sources: [predicted, "z"], 10, Fit()
     )
     assert metrics["test_exact_match"] == 0.5
@@ -245,12 +246,12 @@ def test_bleu_is_left_out_with_its_reason_where_references_are_one_word():
     # The numbers task into German: one word per number, so no 4-gram exists and BLEU is 0.0
     # even for perfect translations; chrF and exact match still speak.
     references = ["dreihundertsechs", "vierzigtausendeins", "elf"]
-    scores = recipes.bleu_score(references, references)
+    scores = evaluation.bleu_score(references, references)
     assert scores["test_bleu"] is None
     assert "3 of the 3 test references are shorter than 4 words" in scores["test_bleu_left_out"]
     assert "test_chrf" in scores["test_bleu_left_out"]
     sentences = ["the cat sat on the mat", "a dog ran in the park today"]
-    assert recipes.bleu_score(sentences, sentences) == {"test_bleu": pytest.approx(100.0)}
+    assert evaluation.bleu_score(sentences, sentences) == {"test_bleu": pytest.approx(100.0)}
 
     class Evaluated:
         def evaluate(self, *args, **kwargs):
@@ -260,7 +261,7 @@ def test_bleu_is_left_out_with_its_reason_where_references_are_one_word():
         epochs_run, seconds = 1, 1.0
 
     pairs = [("three hundred and six", "dreihundertsechs"), ("eleven", "elf")]
-    metrics = recipes.translation_metrics(
+    metrics = evaluation.translation_metrics(
         Evaluated(), None, pairs, lambda sources: ["dreihundertsechs", "elf"], 10, Fit()
     )
     assert metrics["test_bleu"] is None and metrics["test_exact_match"] == 1.0
@@ -291,7 +292,7 @@ def test_train_prints_why_bleu_is_left_out(monkeypatch, capsys, tmp_path):
     ],
 )
 def test_a_budget_scales_the_evaluation_to_its_share(choice, test, seconds, budget, expected):
-    from keras_transformer.training.recipes import EVALUATION_SHARE, fit_evaluation
+    from keras_transformer.training.evaluation import EVALUATION_SHARE, fit_evaluation
 
     assert EVALUATION_SHARE == 0.08
     assert fit_evaluation(choice, test, seconds, budget) == expected
@@ -308,17 +309,17 @@ def test_the_evaluation_timed_again_with_shorter_decoding_gets_its_pairs_back(mo
         task="numbers", num_train=600, num_validation=300, num_test=400, time_budget=600.0, **SMALL
     )
     task = recipes.load_data(config)
-    recipe = recipes.translation(config, task)
+    recipe = recipes.prepare_recipe(config, task)
     model = recipe.build()
     timings = iter([10.0] * 4 + [0.1] * 2)  # compile + time greedy and beam, then again
-    monkeypatch.setattr(recipes, "_timed", lambda translate, chunk: next(timings))
-    chunks = [-(-n // recipes.EVAL_CHUNK) for n in (300, 400)]  # validation, test
-    with caplog.at_level("INFO", logger=recipes.logger.name):
+    monkeypatch.setattr(evaluation, "_timed", lambda translate, chunk: next(timings))
+    chunks = [-(-n // evaluation.EVAL_CHUNK) for n in (300, 400)]  # validation, test
+    with caplog.at_level("INFO", logger=evaluation.logger.name):
         first = recipe.prepare_evaluation(model)
         assert first == pytest.approx(10.0 * chunks[0] * (4 * 128 + 256) / 300)  # the floors
         assert "evaluation on 128 validation and 256 test pairs (of 300 and 400)" in caplog.text
         again = recipe.remeasure_evaluation(model)
-    margin = recipes.REMEASURE_MARGIN
+    margin = evaluation.REMEASURE_MARGIN
     assert again == pytest.approx(0.1 * margin * chunks[0] * (4 * 300 + 400) / 300)
     assert "evaluation on all 300 validation and 400 test pairs: timed again" in caplog.text
 
@@ -334,7 +335,7 @@ def test_the_weights_kept_are_those_that_translate_the_validation_pairs_better(
 
     config = TrainConfig(task="numbers", num_train=600, num_validation=50, num_test=50, **SMALL)
     task = recipes.load_data(config)
-    recipe = recipes.translation(config, task)
+    recipe = recipes.prepare_recipe(config, task)
     model = recipe.build()
     best, last_path = str(tmp_path / "best.weights.h5"), str(tmp_path / "last.weights.h5")
     model.save_weights(best)
@@ -345,7 +346,7 @@ def test_the_weights_kept_are_those_that_translate_the_validation_pairs_better(
     model.set_weights(lowest_weights)
     scores = iter([lowest, last])
     monkeypatch.setattr(
-        recipes, "validation_score", lambda translate, pairs: ("BLEU", next(scores))
+        translation, "validation_score", lambda translate, pairs: ("BLEU", next(scores))
     )
     fit = FitResult(1.0, 2, False, best, 10, None, last_path)
     record = recipe.choose_weights(model, fit)["weights"]
@@ -373,8 +374,8 @@ def test_translation_batches_pad_to_the_batch_without_xla_and_to_buckets_with_it
         jit_compile=jit_compile,
         **SMALL,
     )
-    recipe = recipes.translation(config, recipes.load_data(config))
-    shapes = set(data.dataset_shapes(recipe.sizes.get("max_length", config.max_length)))
+    recipe = recipes.prepare_recipe(config, recipes.load_data(config))
+    shapes = set(data.dataset_shapes(recipe.plan.max_length))
     for inputs, labels in recipe.train_ds:
         source, target = inputs["source"].numpy(), inputs["target"].numpy()
         longest = (int((source != 0).sum(1).max()), int((labels.numpy() != 0).sum(1).max()))

@@ -18,6 +18,7 @@ import keras_transformer
 from keras_transformer.cli import main
 from keras_transformer.training import fitting  # compile_model makes the optimizer
 from tests.helpers import TINY_MODEL_ARGS
+from tests.training.kill_at import __file__ as KILL_AT_SCRIPT
 
 TINY = [
     "--num-train",
@@ -56,7 +57,7 @@ EPOCHS = 3
     ],
 )
 def test_sigkill_at_a_named_point_then_same_command_resumes(tmp_path, point, rows_after_kill):
-    """SIGKILL at a named point (`callbacks.kill_point`, a test hook), then the same command.
+    """SIGKILL at a named point (`tests/training/kill_at.py` wraps it), then the same command.
 
     The kill is deterministic: `KERAS_TRANSFORMER_TEST_KILL_AT` names where the
     training process kills itself. After it the run is unfinished (no
@@ -66,8 +67,7 @@ def test_sigkill_at_a_named_point_then_same_command_resumes(tmp_path, point, row
     out = tmp_path / "run"
     command = [
         sys.executable,
-        "-m",
-        "keras_transformer.cli",
+        KILL_AT_SCRIPT,
         "train",
         *TINY,
         "--epochs",
@@ -97,7 +97,7 @@ def test_sigkill_at_a_named_point_then_same_command_resumes(tmp_path, point, row
         assert backed_up == rows_after_kill  # the backup of epoch 0 is complete
     # The same command again, in this process: the kill needed a process of its own, the run
     # it resumes does not (a second TensorFlow start-up is no part of what is checked).
-    assert main(command[3:]) == 0
+    assert main(command[2:]) == 0
     assert [int(r["epoch"]) for r in history(out)] == list(range(EPOCHS))
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["epochs_run"] == EPOCHS  # the whole run, every process (state.json)
@@ -107,25 +107,6 @@ def test_sigkill_at_a_named_point_then_same_command_resumes(tmp_path, point, row
     from keras_transformer.runs import run_files
 
     run_files(out)  # model.keras, config.json and vocabularies complete
-
-
-def test_the_kill_hook_signals_only_at_the_point_its_variable_names(monkeypatch):
-    from keras_transformer.training import callbacks
-    from keras_transformer.training.callbacks import KILL_AT, KILL_SIGNAL, kill_point
-
-    sent = []  # (pid, signal) of every os.kill the hook makes, instead of the real signal
-    monkeypatch.setattr(callbacks.os, "kill", lambda pid, number: sent.append((pid, number)))
-    monkeypatch.setattr(callbacks.time, "sleep", lambda seconds: None)
-    monkeypatch.delenv(KILL_AT, raising=False)
-    kill_point("before_metrics")
-    assert sent == []  # no variable: inert
-    monkeypatch.setenv(KILL_AT, "before_plots")
-    kill_point("before_metrics")
-    kill_point("mid_epoch:1")
-    assert sent == []  # another point named: inert
-    monkeypatch.setenv(KILL_SIGNAL, "TERM")
-    kill_point("before_plots")
-    assert sent == [(os.getpid(), signal.SIGTERM)]  # the named point: this process, that signal
 
 
 def test_same_seed_same_history_and_metrics(tmp_path):
@@ -165,7 +146,6 @@ class _ExplodeAfter(keras.optimizers.schedules.LearningRateSchedule):
 def test_nan_loss_stops_and_keeps_the_last_good_checkpoint(tmp_path, monkeypatch):
     steps_per_epoch = 256 // 32
     explode = lambda *args, **kwargs: keras.optimizers.Adam(_ExplodeAfter(steps_per_epoch + 2))  # noqa: E731
-    monkeypatch.setattr(fitting, "make_optimizer", explode)
     monkeypatch.setattr(fitting, "paper_adam", explode)  # the planned schedule's Adam
     out = tmp_path / "nan"
     assert main(["train", *TINY, "--epochs", "4", "--out", str(out)]) == 0
@@ -177,7 +157,6 @@ def test_nan_loss_stops_and_keeps_the_last_good_checkpoint(tmp_path, monkeypatch
 
 def test_nan_before_any_checkpoint_is_a_clear_error(tmp_path, monkeypatch, capsys):
     explode = lambda *args, **kwargs: keras.optimizers.Adam(_ExplodeAfter(0))  # noqa: E731
-    monkeypatch.setattr(fitting, "make_optimizer", explode)
     monkeypatch.setattr(fitting, "paper_adam", explode)
     assert main(["train", *TINY, "--epochs", "2", "--out", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
