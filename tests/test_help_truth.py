@@ -4,7 +4,6 @@ are those of the code. No TensorFlow work: the rules are called directly."""
 
 import argparse
 import re
-import types
 
 import pytest
 
@@ -78,10 +77,10 @@ def test_train_dropout_help_is_the_rule_that_chooses_it():
     text = _shown_default(_options("train")["dropout"])
     assert all(TrainConfig(task=task).dropout == 0.0 for task in GENERATED_TASKS)
     assert "0 on the generated tasks" in text
-    tiny = types.SimpleNamespace(task="tsv", num_layers=2, d_model=64, num_heads=4, dff=256)
+    tiny = dict(num_layers=2, d_model=64, num_heads=4, dff=256)
     few, many = planning.FEW_PASSES, planning.FEW_PASSES + 4
-    assert planning.default_dropout(tiny, passes=few) == 0.0  # "0 for the 2 x 64 model if ..."
-    assert planning.default_dropout(tiny, passes=many) == DEFAULT_DROPOUT  # "... else 0.1"
+    assert planning.default_dropout("tsv", tiny, passes=few) == 0.0  # "0 for the 2 x 64 model"
+    assert planning.default_dropout("tsv", tiny, passes=many) == DEFAULT_DROPOUT  # "else 0.1"
     assert f"0 for the 2 x 64 model if the run plans at most {few:g} passes" in text
     assert text.endswith(f"else {DEFAULT_DROPOUT} (-v prints the one chosen)")
     assert TrainConfig(task="imdb", architecture="encoder").dropout == DEFAULT_DROPOUT
