@@ -139,7 +139,7 @@ def _train(
     planned = {} if schedule is None else {"warmup_steps": schedule.warmup_steps}
     written.write_config(
         config,
-        **plan.sizes(),  # the sizes the plan chose
+        **{**plan.sizes(), **_budget_epochs(config)},  # the sizes the plan chose
         **planned,  # the warm-up the plan chose (config.json)
         jit_compile_resolved=plan.xla,
         mixed_precision_resolved=plan.precision,
@@ -150,7 +150,6 @@ def _train(
         sized_from_data=_recorded(plan.sized, config),
         planned_steps=None if schedule is None else schedule.total_steps,
         **recipe.config_extra(),
-        **_budget_epochs(config),
         **({"init_from": init.record} if isinstance(init, TranslationRun) else {}),
     )
     # 7. Fit.
