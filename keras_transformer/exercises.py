@@ -8,8 +8,8 @@ the contract (calls, shapes, weights); the student's code may return NumPy or te
 
 This module is the checkers' public home (the notebooks call `kt.exercises.check_...`);
 they live in `keras_transformer.course`: `attention_checks` (notebooks 01-03),
-`layer_checks` (04-05), `model_checks` (06-07), `pipeline_checks` (13: WordPiece, the
-pre-LN layer, perplexity, greedy and beam search, BLEU), `fit_checks` (the graded `model.fit`
+`layer_checks` (04-05), `model_checks` (06-07), `pipeline_checks`, `search_checks` and
+`text_checks` (13: the pre-LN layer and perplexity; greedy and beam search; WordPiece and BLEU), `fit_checks` (the graded `model.fit`
 assignment), over `checking` (running the student's
 code, wording the failure), `references` (NumPy versions) and `diagnosis` (naming the
 mistake).
@@ -42,14 +42,9 @@ from keras_transformer.course.layer_checks import (
     check_feed_forward,
 )
 from keras_transformer.course.model_checks import check_functional_transformer, check_masked_loss
-from keras_transformer.course.pipeline_checks import (
-    check_beam_search,
-    check_corpus_bleu,
-    check_greedy_search,
-    check_perplexity,
-    check_pre_ln_encoder_layer,
-    check_wordpiece,
-)
+from keras_transformer.course.pipeline_checks import check_perplexity, check_pre_ln_encoder_layer
+from keras_transformer.course.search_checks import check_beam_search, check_greedy_search
+from keras_transformer.course.text_checks import check_corpus_bleu, check_wordpiece
 
 __all__ = [
     "CheckFailed",

@@ -9,7 +9,7 @@ import pytest
 
 import keras_transformer as kt
 from keras_transformer import exercises
-from keras_transformer.course import pipeline_checks as checks
+from keras_transformer.course import search_checks, text_checks
 
 pytestmark = pytest.mark.requires_tensorflow("tensorflow-text, kt.inference's searches")
 
@@ -93,14 +93,14 @@ def test_python_wordpiece_is_tensorflow_texts_on_a_learnt_vocabulary():
     rng = np.random.default_rng(0)
     letters = sorted({c for w in words for c in w}) + ["q", "é"]
     words += ["".join(rng.choice(letters, size=int(rng.integers(1, 12)))) for _ in range(300)]
-    expected = checks.tensorflow_text_pieces(tuple(words), vocab)
-    assert [checks.wordpiece_pieces(w, set(vocab)) for w in words] == expected
+    expected = text_checks.tensorflow_text_pieces(tuple(words), vocab)
+    assert [text_checks.wordpiece_pieces(w, set(vocab)) for w in words] == expected
     assert any(row == ["[UNK]"] for row in expected) and any(len(row) > 2 for row in expected)
-    own = tuple(sorted(checks.CHECK_VOCAB))
-    own_words = checks._check_words()
+    own = tuple(sorted(text_checks.CHECK_VOCAB))
+    own_words = text_checks._check_words()
     assert [
-        checks.wordpiece_pieces(w, set(own)) for w in own_words
-    ] == checks.tensorflow_text_pieces(tuple(own_words), own)
+        text_checks.wordpiece_pieces(w, set(own)) for w in own_words
+    ] == text_checks.tensorflow_text_pieces(tuple(own_words), own)
 
 
 # 2. The pre-LN encoder layer
@@ -345,18 +345,25 @@ def test_python_searches_are_kt_inferences():
     """The checker's Python searches (its mistakes switched off) give `kt.inference`'s tokens,
     and its cases tell the searches apart: beam search differs from greedy, alpha matters,
     some sentences end early."""
-    model, sources = checks.traced_search_model(), checks.search_sources()
-    greedy_ids = checks._library_greedy(model.model, sources, checks.SEARCH_MAX_LENGTH)
-    beams = checks._library_beams(model.model, sources, checks.SEARCH_MAX_LENGTH, 3, (0.0, 2.0))
+    model, sources = search_checks.traced_search_model(), search_checks.search_sources()
+    greedy_ids = search_checks._library_greedy(
+        model.model, sources, search_checks.SEARCH_MAX_LENGTH
+    )
+    beams = search_checks._library_beams(
+        model.model, sources, search_checks.SEARCH_MAX_LENGTH, 3, (0.0, 2.0)
+    )
     for index, source in enumerate(sources):
-        scorer = checks._Scorer(model, source)
-        assert checks.python_greedy(scorer, checks.SEARCH_MAX_LENGTH) == greedy_ids[index]
+        scorer = search_checks._Scorer(model, source)
+        assert (
+            search_checks.python_greedy(scorer, search_checks.SEARCH_MAX_LENGTH)
+            == greedy_ids[index]
+        )
         for alpha in (0.0, 2.0):
-            found = checks.python_beam(scorer, checks.SEARCH_MAX_LENGTH, 3, alpha)
+            found = search_checks.python_beam(scorer, search_checks.SEARCH_MAX_LENGTH, 3, alpha)
             assert found == beams[alpha][index], (index, alpha)
     assert any(g != b for g, b in zip(greedy_ids, beams[0.0], strict=True))
     assert any(a != b for a, b in zip(beams[0.0], beams[2.0], strict=True))
-    assert any(ids[-1] == checks.SEARCH_END for ids in greedy_ids)
+    assert any(ids[-1] == search_checks.SEARCH_END for ids in greedy_ids)
 
 
 # 5. Corpus BLEU
@@ -415,7 +422,7 @@ def test_python_bleu_is_sacrebleus_on_real_sentences():
     import sacrebleu
 
     scorer = sacrebleu.BLEU(tokenize="none", smooth_method="none")
-    corpora = list(checks._BLEU_CASES) + [
+    corpora = list(text_checks._BLEU_CASES) + [
         (
             ["Quiero comprar un coche nuevo.", "La cena está en mí.", "Tom parece feliz hoy."],
             [
@@ -427,7 +434,7 @@ def test_python_bleu_is_sacrebleus_on_real_sentences():
     ]
     for hypotheses, references in corpora:
         want = scorer.corpus_score(list(hypotheses), [list(references)]).score
-        assert abs(checks.python_bleu(hypotheses, references) - want) < 0.01
+        assert abs(text_checks.python_bleu(hypotheses, references) - want) < 0.01
         assert abs(bleu(hypotheses, references) - want) < 0.01
 
 
