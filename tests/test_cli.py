@@ -8,6 +8,7 @@ subprocess, with the environment of a user (no TF_CPP_MIN_LOG_LEVEL set).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,9 +37,13 @@ def _run(*argv, stdin: bytes | None = None, env=None) -> subprocess.CompletedPro
     )
 
 
+# The progress lines a command prints before its work fails (shown by default, on stderr).
+PROGRESS_LINES = re.compile(r"^(\w+: starting \(TensorFlow|loading the data \(--task )")
+
+
 def _one_error_line(result: subprocess.CompletedProcess, command: str, *needles: str) -> str:
     err = result.stderr.decode()
-    lines = [line for line in err.splitlines() if line.strip()]
+    lines = [line for line in err.splitlines() if line.strip() and not PROGRESS_LINES.match(line)]
     assert result.returncode == cli.EXIT_USER_ERROR, err
     assert len(lines) == 1 and "Traceback" not in err, err
     prefix = f"keras-transformer {command}" if command else "keras-transformer"

@@ -97,10 +97,7 @@ def _train(
         "on" if devices.xla else "off",
     )
     set_stage("while learning the vocabularies")
-    progress_logger.info(
-        "learning the vocabularies from %d training examples, then planning the run",
-        len(task.train),
-    )
+    progress_logger.info("learning the vocabularies from %d training examples", len(task.train))
     recipe = prepare_recipe(config, task, init, devices, clock.left)
     plan = recipe.plan
     pieces = ", ".join(f"{name} {tok.vocab_size}" for name, tok in recipe.tokenizers.items())
