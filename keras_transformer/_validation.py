@@ -258,7 +258,7 @@ def check_choice(name: str, value: Any, choices) -> Any:
 
 
 _UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|min|h|)\s*$")
+_DURATION = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?)\s*(s|m|min|h|)\s*$")
 
 
 def parse_duration(text: str | float | int) -> float:

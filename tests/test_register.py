@@ -29,7 +29,7 @@ RUNS = {
     "encoder": ["--task", "it-referent", "--architecture", "encoder", *SMALL_DATA],
     "decoder-only": ["--task", "numbers", "--architecture", "decoder-only", *SMALL_DATA],
     "dual-encoder": ["--task", "numbers", "--architecture", "dual-encoder", *SMALL_DATA],
-    "tsv-time-budget": ["--task", "tsv", "--time-budget", "20s", "--batch-size", "16"],
+    "tsv-time-budget": ["--task", "tsv", "--time-budget", "45s", "--batch-size", "16"],
 }
 
 

@@ -86,17 +86,15 @@ def duration(text: str) -> float:
     >>> duration("-5m")
     Traceback (most recent call last):
     ...
-    argparse.ArgumentTypeError: '-5m' is not a duration more than 0; give one such as 90s, 10m or 1.5h.
+    argparse.ArgumentTypeError: time budget '-5m' must be more than 0 seconds, e.g. 10m
     """
     from keras_transformer._validation import parse_duration
     from keras_transformer.errors import UserInputError
 
     try:
         return parse_duration(text)
-    except UserInputError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a duration more than 0; give one such as 90s, 10m or 1.5h."
-        ) from None
+    except UserInputError as error:  # the wording lives with the rule
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 RATE = float_flag(0.0, 1.0)  # a rate in [0, 1): dropout, label smoothing

@@ -173,12 +173,12 @@ def test_nan_before_any_checkpoint_is_a_clear_error(tmp_path, monkeypatch, capsy
             "--d-model 130 is not divisible by --num-heads 8",
         ),
         (["train", "--dropout", "1.0"], "dropout"),
-        (["train", "--num-layers", "0"], "num_layers"),
+        (["train", "--num-layers", "0"], "--num-layers"),
         (["train", "--epochs", "0"], "epochs"),
         (["train", "--label-smoothing", "1.5"], "--label-smoothing"),
         (["train", "--strategy", "multiworker", "--out", "runs/not-there"], "TF_CONFIG"),
-        (["translate", "/no/such/run", "hello"], "not a run directory"),
-        (["export", "/no/such/run", "--out", "/tmp/x"], "not a run directory"),
+        (["translate", "/no/such/run", "hello"], "/no/such/run does not exist"),
+        (["export", "/no/such/run", "--out", "/tmp/x"], "/no/such/run does not exist"),
     ],
 )
 def test_cli_errors_are_one_line(argv, message, capsys, monkeypatch):

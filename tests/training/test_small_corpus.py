@@ -114,9 +114,10 @@ def test_a_300_pair_file_is_sized_from_its_pieces(tmp_path, caplog):
     assert 0.9 < config["pieces_per_word"]["target"] < 1.6  # whole words, not 2.5 pieces a word
 
 
-def test_max_length_keeps_the_runs_own_test_sentences_whole(tmp_path):
-    # 300 short training pairs (max_length 16 from them alone) and a test file in which 2 of 10
-    # sentences are longer: they were cut at evaluation (issue 38: 2 of 12 on a 287-pair file).
+def test_longer_test_sentences_are_counted_not_used_to_size_the_run(tmp_path):
+    # 300 short training pairs and a test file in which 2 of 10 sentences are longer. The test
+    # split does not choose a setting (issue 50): max_length comes from the training and
+    # validation pairs, and the test sources cut when translated are counted in metrics.json.
     short = "".join(f"the cat {i} sleeps\tel gato {i} duerme\n" for i in range(300))
     long_words = " ".join(f"word{i}" for i in range(24))
     tests = [f"the cat {i} sleeps\tel gato {i} duerme" for i in range(8)]
@@ -128,8 +129,11 @@ def test_max_length_keeps_the_runs_own_test_sentences_whole(tmp_path):
     argv += ["--test-data", str(tmp_path / "test.tsv"), "--epochs", "1", *TINY_MODEL_ARGS]
     assert main([*argv, "--jit-compile", "off"]) == 0
     config = json.loads((out / "config.json").read_text())
+    metrics = json.loads((out / "metrics.json").read_text())
     source = WordPieceTokenizer.load(out / "tokenizers" / "source")
-    test_sources = [line.split("\t")[0] for line in tests]
-    framed = source.tokenize(test_sources).row_lengths().numpy() + 2
-    assert (framed > config["max_length"]).mean() <= 0.01, (framed, config["max_length"])
-    assert config["sized_from_data"]["max_length"] == config["max_length"] > 16
+    train_sources = [line.split("\t")[0] for line in short.splitlines()]
+    framed = source.tokenize(train_sources).row_lengths().numpy() + 2
+    assert config["max_length"] == config["sized_from_data"]["max_length"] <= 16
+    assert (framed > config["max_length"]).mean() <= 0.01
+    assert metrics["test_translated"] == 10
+    assert metrics["test_sources_truncated"] == 2

@@ -128,10 +128,16 @@ def test_a_budget_that_ends_in_the_first_epoch_says_so_in_one_line(
     assert json.loads((out / "metrics.json").read_text())["stopped_by_time_budget"] is True
 
 
-def test_a_bad_time_budget_is_one_line(capsys, tmp_path):
-    assert main(["train", "--time-budget", "ten minutes", "--out", str(tmp_path / "r")]) == 2
+@pytest.mark.parametrize(
+    "budget, message",
+    [("ten minutes", "'ten minutes' is not a duration"), ("-5m", "must be more than 0 seconds")],
+)
+def test_a_bad_time_budget_is_one_line(capsys, tmp_path, budget, message):
+    with pytest.raises(SystemExit) as exit_:  # refused while parsing, before TensorFlow loads
+        main(["train", f"--time-budget={budget}", "--out", str(tmp_path / "r")])
+    assert exit_.value.code == 2
     err = capsys.readouterr().err.strip()
-    assert "time budget 'ten minutes' is not a duration" in err and "\n" not in err
+    assert message in err and "--time-budget" in err and "\n" not in err
     assert not (tmp_path / "r").exists()
 
 

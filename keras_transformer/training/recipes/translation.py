@@ -15,7 +15,7 @@ from keras_transformer.inference.decoding import (
     choose_decoding,
     validation_score,
 )
-from keras_transformer.training.datasets import with_known_length
+from keras_transformer.training.datasets import token_lengths, with_known_length
 from keras_transformer.training.evaluation import (
     EvaluationPairs,
     translate_in_chunks,
@@ -137,6 +137,19 @@ class TranslationRecipe(Recipe):
         metrics = translation_metrics(model, self.batches.test, test, translator, tokens, fit)
         metrics["decoding"] = record or {"beam_size": 1, "alpha": 0.6, "chosen_on": None}
         metrics["test_translated"] = len(test)
+        # max_length comes from the training and validation pairs, never the test split: a
+        # longer test source is cut when translated, and the count is said, not hidden.
+        sources = [s for s, _ in test]
+        lengths = token_lengths(sources, self.tokenizers["source"]) if sources else []
+        metrics["test_sources_truncated"] = sum(int(n > self.plan.max_length - 2) for n in lengths)
+        if metrics["test_sources_truncated"]:
+            logger.warning(
+                "%d of %d test sources exceed max_length=%d (chosen from the training and "
+                "validation pairs) and were truncated when translated",
+                metrics["test_sources_truncated"],
+                len(test),
+                self.plan.max_length,
+            )
         return metrics
 
     def choose_weights(self, model, fit) -> dict:
