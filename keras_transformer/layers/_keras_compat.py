@@ -114,6 +114,7 @@ class KerasAttentionCompat(keras.layers.Layer):
         bias_constraint=None,
         use_gate: bool = False,
         seed: int | None = None,
+        flash_attention: bool | None = None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -127,6 +128,11 @@ class KerasAttentionCompat(keras.layers.Layer):
         # `output_shape_`: Keras's Layer already has an `output_shape` property.
         self.use_bias, self.output_shape_ = use_bias, output_dims(output_shape)
         self.use_gate, self.seed = use_gate, seed
+        if flash_attention not in (None, True, False):
+            raise ValueError(
+                f"flash_attention must be True, False or None; got {flash_attention!r}"
+            )
+        self.flash_attention = flash_attention
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.bias_initializer = keras.initializers.get(bias_initializer)
         self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
@@ -214,7 +220,7 @@ class KerasAttentionCompat(keras.layers.Layer):
     def get_config(self):
         config = {n: getattr(self, n) for n in ("num_heads", "key_dim", "value_dim", "dropout")}
         config.update(use_bias=self.use_bias, output_shape=self.output_shape_)
-        config.update(use_gate=self.use_gate, seed=self.seed)
+        config.update(use_gate=self.use_gate, seed=self.seed, flash_attention=self.flash_attention)
         for n in ("kernel_initializer", "bias_initializer"):
             config[n] = keras.initializers.serialize(getattr(self, n))
         for n in ("kernel_regularizer", "bias_regularizer"):

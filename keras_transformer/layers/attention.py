@@ -64,6 +64,7 @@ def scaled_dot_product_attention(
     training: bool = False,
     seed=None,
     return_weights: bool = True,
+    fused: bool | None = None,
 ):
     r"""Scaled dot-product attention, $\mathrm{softmax}(QK^\top/\sqrt{d_k})\,V$, from scratch.
 
@@ -71,8 +72,8 @@ def scaled_dot_product_attention(
     every attention layer of the package runs (`MultiHeadAttention` calls it once per layer
     call, all heads at once). On a GPU with the JAX or PyTorch backend, when the weights are not
     requested and no dropout is active, it hands the same computation to the backend's fused
-    kernel (`keras.ops.dot_product_attention`); `set_fused_attention` chooses, and a test
-    checks both paths agree.
+    kernel (`keras.ops.dot_product_attention`); `fused` chooses, and a test checks both paths
+    agree.
     Masking: bool `mask`, `True` = may attend; masked keys get weight 0, and a query that may
     attend to nothing outputs 0 (its weights are all 0), not an average of the values.
 
@@ -83,6 +84,9 @@ def scaled_dot_product_attention(
             `keras.layers.MultiHeadAttention` applies it), only when `training`; `seed` an int
             or a `keras.random.SeedGenerator`.
         return_weights: compute and return the weights (else `None` is returned for them).
+        fused: hand the computation to the backend's fused kernel when allowed (True), never
+            (False), or where it pays: a GPU with the JAX or PyTorch backend (None). Layers pass
+            their `flash_attention` argument (Keras's name).
 
     Returns:
         `(output, weights)`: `(..., q_len, d_v)` in `value`'s dtype, `(..., q_len, kv_len)`
@@ -102,7 +106,7 @@ def scaled_dot_product_attention(
     query, key, value = (ops.convert_to_tensor(t) for t in (query, key, value))
     mask = None if mask is None else ops.cast(mask, "bool")
     dropout_active = bool(training) and dropout_rate > 0
-    if not return_weights and not dropout_active and _fused_attention_enabled(query, value):
+    if not return_weights and not dropout_active and _fused_attention_enabled(fused, query, value):
         return _fused_attention(query, key, value, mask), None
     # Q / sqrt(d_k) before the product: the same scores as dividing QK^T, on fewer numbers.
     query = query * ops.cast(1.0 / math.sqrt(float(query.shape[-1])), query.dtype)
@@ -119,16 +123,6 @@ def scaled_dot_product_attention(
     return output, (weights if return_weights else None)
 
 
-_FUSED: dict[str, bool | None] = {"enabled": None}  # None: decided by the device
-
-
-def set_fused_attention(enabled: bool | None) -> None:
-    """Use the backend's fused kernel in `scaled_dot_product_attention` when allowed (True),
-    never (False), or where it pays: a GPU with the JAX or PyTorch backend (None, the default).
-    """
-    _FUSED["enabled"] = enabled
-
-
 @functools.cache
 def _gpu_backend() -> bool:
     backend = keras.config.backend()
@@ -143,10 +137,8 @@ def _gpu_backend() -> bool:
     return False  # TensorFlow's keras.ops.dot_product_attention is not a fused kernel
 
 
-def _fused_attention_enabled(query, value) -> bool:
-    enabled = _FUSED["enabled"]
-    if enabled is None:
-        enabled = _gpu_backend()
+def _fused_attention_enabled(fused: bool | None, query, value) -> bool:
+    enabled = _gpu_backend() if fused is None else fused
     # The fused kernels take (batch, heads, len, dim) with one head size for q, k and v.
     same_size = query.shape[-1] == value.shape[-1]
     return bool(enabled) and len(query.shape) == 4 and same_size
@@ -192,6 +184,8 @@ class MultiHeadAttention(KerasAttentionCompat):
         kernel_regularizer, bias_regularizer, activity_regularizer: of the projections.
         kernel_constraint, bias_constraint: of the projections.
         use_gate: multiply each head's output by a sigmoid gate computed from the query.
+        flash_attention: the backend's fused kernel when the scores are not returned (True),
+            never (False), or where it pays: a GPU with JAX or PyTorch (None); Keras's argument.
 
     Call arguments:
         query, value, key: `(batch, q_len, dim)`, `(batch, kv_len, dim)`; key defaults to value.
@@ -282,6 +276,7 @@ class MultiHeadAttention(KerasAttentionCompat):
             training=training,
             seed=getattr(self, "seed_generator", None),
             return_weights=return_attention_scores,
+            fused=self.flash_attention,
         )  # (batch, num_heads, q_len, value_dim)
         context = self.gate(_heads_first(context), query)  # (batch, q_len, num_heads, value_dim)
         output = self.restore_positions(self.output_dense(context), positions)

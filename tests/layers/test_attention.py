@@ -337,38 +337,36 @@ def test_errors_use_keras_wording(kwargs, message):
 # ---------------------------------------------------------------- the fused path (issue 36)
 
 
-@pytest.fixture
-def fused():
-    from keras_transformer.layers import attention
-
-    attention.set_fused_attention(True)
-    yield attention
-    attention.set_fused_attention(None)
-
-
-def test_fused_kernel_equals_the_from_scratch_path(fused):
+def test_fused_kernel_equals_the_from_scratch_path():
     q, k, v = (RNG.normal(size=(2, 3, n, 4)).astype("float32") for n in (5, 6, 6))
     mask = RNG.random((2, 1, 5, 6)) > 0.3
     mask[1, 0, 2] = False  # a query with no key: 0 on both paths
-    scratch, weights = scaled_dot_product_attention(q, k, v, mask)
-    fast, none = scaled_dot_product_attention(q, k, v, mask, return_weights=False)
+    scratch, weights = scaled_dot_product_attention(q, k, v, mask, fused=True)
+    fast, none = scaled_dot_product_attention(q, k, v, mask, return_weights=False, fused=True)
     assert none is None
     np.testing.assert_allclose(fast, scratch, atol=1e-5)
     assert np.all(np.asarray(fast)[1, :, 2] == 0.0)
 
 
-def test_fused_kernel_is_used_only_when_the_weights_are_not_requested(fused, monkeypatch):
+@pytest.mark.parametrize("flash_attention, fused_calls", [(True, [1]), (False, []), (None, [])])
+def test_fused_kernel_is_used_only_when_the_weights_are_not_requested(
+    monkeypatch, flash_attention, fused_calls
+):
+    # flash_attention (Keras's argument): True fuses where allowed, False never, None where it
+    # pays (a GPU with JAX or PyTorch; not this CPU).
     calls = []
     original = keras.ops.dot_product_attention
     monkeypatch.setattr(
         keras.ops, "dot_product_attention", lambda *a, **k: calls.append(1) or original(*a, **k)
     )
     x = RNG.normal(size=(2, 4, 8)).astype("float32")
-    mha = MultiHeadAttention(num_heads=2, key_dim=4)
+    mha = MultiHeadAttention(num_heads=2, key_dim=4, flash_attention=flash_attention)
     with_scores, _ = mha(x, x, use_causal_mask=True, return_attention_scores=True)
     assert calls == []
     np.testing.assert_allclose(mha(x, x, use_causal_mask=True), with_scores, atol=1e-5)
-    assert calls == [1]
+    assert calls == fused_calls
+    copy = MultiHeadAttention.from_config(mha.get_config())  # saved with the layer
+    assert copy.flash_attention is flash_attention
 
 
 def test_the_cpu_default_runs_the_code_the_student_reads(monkeypatch):
@@ -389,10 +387,11 @@ def test_attention_dropout_is_an_argument_of_the_function():
     np.testing.assert_allclose(w_train, w, atol=1e-6)  # weights are returned before dropout
 
 
-def test_fused_setting_keeps_the_from_scratch_path_for_a_wider_value_head(fused):
+def test_fused_setting_keeps_the_from_scratch_path_for_a_wider_value_head():
     """Fused kernels need one head size for q, k and v: value_dim=5 falls back, same result."""
     q, v = (RNG.normal(size=(2, n, 6)).astype("float32") for n in (3, 4))
-    ref, ours = pair(num_heads=3, key_dim=4, value_dim=5)
+    ref = keras.layers.MultiHeadAttention(num_heads=3, key_dim=4, value_dim=5)
+    ours = MultiHeadAttention(num_heads=3, key_dim=4, value_dim=5, flash_attention=True)
     ref(q, v, return_attention_scores=True)  # Keras's own fused path refuses this shape
     ours(q, v)
     ours.set_weights(ref.get_weights())
