@@ -258,12 +258,11 @@ def run_command(config_class, run, args, none_option: str, keys: tuple[str, ...]
     try:
         metrics = run(config)
     except KeyboardInterrupt as interrupt:  # cli.main prints one line with this hint
-        from keras_transformer.training.callbacks import current_stage
-
+        stage = getattr(interrupt, "stage", "while starting")  # train's RunClock.stage
         kept = (
             f" (its progress is kept in {config.run_dir})" if os.path.isdir(config.run_dir) else ""
         )
-        interrupt.resume_hint = f"{current_stage()}; {resume_text(args)}{kept}"
+        interrupt.resume_hint = f"{stage}; {resume_text(args)}{kept}"
         raise
     print(f"run directory: {config.run_dir}")
     for key in (key for key in keys if key in metrics):

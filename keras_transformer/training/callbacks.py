@@ -26,19 +26,6 @@ logger = logging.getLogger(__name__)
 progress_logger = rundir.progress_logger
 """`TimeBudget`'s one line per epoch, shown by default (INFO), in place of Keras's progress bar."""
 
-_STAGE = ["while starting"]
-
-
-def set_stage(text: str) -> None:
-    """Names what the run is doing now ("while loading the data", "during epoch 3 of 12"), for
-    the line an interruption prints (`current_stage`)."""
-    _STAGE[0] = text
-
-
-def current_stage() -> str:
-    """What the run was doing last (`set_stage`)."""
-    return _STAGE[0]
-
 
 def _fsync_file(path: str) -> None:  # flush a closed file's data to disk
     with open(path, "rb") as handle:
@@ -188,14 +175,15 @@ class RunAccounting(keras.callbacks.Callback):
         self._epochs = (self.params or {}).get("epochs")
 
     def on_epoch_begin(self, epoch, logs=None):
-        budget = getattr(self.clock, "budget_seconds", None)
+        if self.clock is None:
+            return
+        budget = self.clock.budget_seconds
         if budget is not None:  # the budget ends the run, not the epoch cap (BUDGET_EPOCHS)
-            set_stage(
-                f"during epoch {epoch + 1}, {self.clock.used():.0f} s of the {budget:g} s budget"
-            )
+            used = self.clock.used()
+            self.clock.stage = f"during epoch {epoch + 1}, {used:.0f} s of the {budget:g} s budget"
         else:
             total = f" of {self._epochs}" if self._epochs else ""
-            set_stage(f"during epoch {epoch + 1}{total}")
+            self.clock.stage = f"during epoch {epoch + 1}{total}"
 
     def on_train_batch_end(self, batch, logs=None):
         loss = (logs or {}).get("loss")

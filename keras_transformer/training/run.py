@@ -26,7 +26,7 @@ from keras_transformer.choices import PRECISIONS
 from keras_transformer.errors import UserInputError
 from keras_transformer.inference.decoding import save_decoding
 from keras_transformer.runs import RunDirectory, requested_settings
-from keras_transformer.training.callbacks import TimeBudget, set_stage
+from keras_transformer.training.callbacks import TimeBudget
 from keras_transformer.training.config import BUDGET_EPOCHS, TrainConfig
 from keras_transformer.training.devices import prepare_for_strategy, set_up_devices, write_dir
 from keras_transformer.training.fitting import compile_model, fit_run
@@ -70,9 +70,11 @@ def train(config: TrainConfig, *, started: float | None = None) -> dict:
     counted = [run if earlier else None]  # the run directory whose state.json counts our seconds
     try:
         return _train(config, run, clock, clears, earlier, counted)
-    except BaseException:  # interrupted or failed: this process's seconds still count
+    except BaseException as error:  # interrupted or failed: this process's seconds still count
         if counted[0] is not None and os.path.isdir(counted[0].path):
             counted[0].update_state(wall_seconds=round(clock.used(), 3))
+        if isinstance(error, KeyboardInterrupt):  # the command's one line names the stage
+            error.stage = clock.stage
         raise
 
 
@@ -81,10 +83,10 @@ def _train(
 ) -> dict:
     requested = requested_settings(config)  # before sizes are planned: what a resume must match
     # 2. Devices.
-    set_stage("while setting up the devices")
+    clock.stage = "while setting up the devices"
     devices = set_up_devices(config)  # first TensorFlow call: devices are fixed at start-up
     # 3. Data, and what --init-from names: read and checked before any file is made.
-    set_stage("while loading the data")
+    clock.stage = "while loading the data"
     progress_logger.info("loading the data (--task %s)", config.task)  # shown by default
     task = load_data(config)
     init = load_init(config, recipe_name(config))
@@ -96,7 +98,7 @@ def _train(
         PRECISIONS[devices.precision],
         "on" if devices.xla else "off",
     )
-    set_stage("while learning the vocabularies")
+    clock.stage = "while learning the vocabularies"
     progress_logger.info("learning the vocabularies from %d training examples", len(task.train))
     recipe = prepare_recipe(config, task, init, devices, clock.left)
     plan = recipe.plan
@@ -116,14 +118,14 @@ def _train(
     for name, tokenizer in recipe.tokenizers.items():
         tokenizer.save(written.file("tokenizers", name))
     # 6. Build and compile; config.json.
-    set_stage("while building the model")
+    clock.stage = "while building the model"
     with devices.strategy.scope():  # variables mirrored on every replica
         model = recipe.build()
         compile_model(model, plan, **recipe.compile_options())
     prepare_for_strategy(model, recipe.train_ds.element_spec)
     budget, callbacks = None, []
     if config.time_budget is not None:  # one line per epoch: time used and left, not "Epoch 3/1000"
-        set_stage("while timing the evaluation (for the time budget)")
+        clock.stage = "while timing the evaluation (for the time budget)"
         budget = _budget_callback(plan, clock, recipe, model, earlier.get("fit_finished"))
         callbacks.append(budget)
     limit = (
@@ -169,7 +171,7 @@ def _train(
         )
     # 8. Evaluate and write: the weights kept, model.keras, plots, metrics.json last.
     evaluation_started = clock.elapsed()
-    set_stage("while saving and evaluating the model (training is done)")
+    clock.stage = recipe.EVALUATING
     chosen = recipe.choose_weights(model, fit)
     model.save(written.file("model.keras"))
     progress_logger.info(
@@ -184,7 +186,7 @@ def _train(
     }
     if (metrics.get("decoding") or {}).get("chosen_on"):  # what `translate` searches with
         save_decoding(written.path, metrics["decoding"])
-    set_stage("while drawing the plots (training is done)")
+    clock.stage = "while drawing the plots (training is done)"
     plot_run_curves(written.path, fit.steps, plan.learning_rate)
     recipe.plot(model, written.file("plots"))
     metrics.update(
@@ -200,7 +202,7 @@ def _train(
     written.write_json("metrics.json", metrics)
     written.finish()
     logger.info("wrote %s", os.path.join(config.run_dir, "metrics.json"))
-    set_stage("done")
+    clock.stage = "done"
     keras.mixed_precision.set_global_policy("float32")
     if written.path != config.run_dir:  # a non-chief worker: its files were only a copy
         shutil.rmtree(written.path, ignore_errors=True)

@@ -36,7 +36,9 @@ def process_start_time() -> float | None:
 
 
 class RunClock:
-    """Seconds used by a run: this process's (since `started`) plus those of earlier ones.
+    """Seconds used by a run: this process's (since `started`) plus those of earlier ones, and
+    what it is doing now (`stage`: "while loading the data", "during epoch 3 of 12"), which the
+    line an interruption prints names (`train` hands it to the command with the interruption).
 
     Args:
         budget_seconds: the run's whole budget (None: no budget).
@@ -59,6 +61,7 @@ class RunClock:
         self.budget_seconds = budget_seconds
         self.started = time.time() if started is None else float(started)
         self.prior_seconds = float(prior_seconds)
+        self.stage = "while starting"
 
     def elapsed(self) -> float:
         """Seconds of this process's part."""

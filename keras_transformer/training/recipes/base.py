@@ -27,11 +27,14 @@ class Recipe:
         KEEPS_LAST: `choose_weights` picks between the best checkpoint and the last weights
             (`fitting.fit_run(keep_last=True)`).
         REMEASURES: `remeasure_evaluation` times the evaluation again near a budget's end.
+        EVALUATING: what the run is doing after training (`RunClock.stage`, named by the line
+            an interruption prints).
     """
 
     LEARNING_RATE: ClassVar[float | None] = None
     KEEPS_LAST: ClassVar[bool] = False
     REMEASURES: ClassVar[bool] = False
+    EVALUATING: ClassVar[str] = "while saving and evaluating the model (training is done)"
 
     def __init__(self, plan: RunPlan, task: data.Task, init, tokenizers: dict, batches: Batches):
         self.plan, self.task, self.init = plan, task, init

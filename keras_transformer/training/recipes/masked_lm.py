@@ -6,7 +6,6 @@ import logging
 
 from keras_transformer import data, models
 from keras_transformer.data.batching.masking import make_mlm_dataset
-from keras_transformer.training.callbacks import set_stage
 from keras_transformer.training.fine_tuning import compare_fine_tuning
 from keras_transformer.training.plan import Batches
 from keras_transformer.training.pretrain_config import OBJECTIVE
@@ -32,7 +31,10 @@ def _dataset(settings, texts, tokenizer, max_length: int, training: bool):
 
 
 class MaskedLMRecipe(Recipe):
-    """An encoder that predicts masked pieces (`PretrainConfig`)."""
+    """An encoder that predicts masked pieces (`PretrainConfig`); its evaluation fine-tunes it on
+    `--finetune-task` where one is given."""
+
+    EVALUATING = "while evaluating and fine-tuning (pre-training is done)"
 
     @staticmethod
     def vocabularies(settings, task, init, vocab_size):
@@ -70,7 +72,6 @@ class MaskedLMRecipe(Recipe):
             "num_train_texts": len(self.task.train),
         }
         if settings.finetune_task is not None:
-            set_stage("while fine-tuning (pre-training is done)")
             labelled = data.load_task(settings.finetune_task, seed=settings.seed)
             logger.info(
                 "fine-tuning on %s (%d labelled training texts), from the pre-trained encoder "
