@@ -227,7 +227,7 @@ def test_user_error_type_is_one_line(monkeypatch, capsys):
 @pytest.mark.parametrize(
     "argv, needle",
     [
-        (["benchmark", "--size", "tiny", "--steps", "0"], "--steps 0 must be a positive integer"),
+        (["benchmark", "--size", "tiny", "--json", "{empty}"], "is a directory; pass a file name"),
         (["exercises", "--tutorials", "{empty}", "--out", "{out}"], "has a cell tagged 'exercise'"),
     ],
 )
@@ -240,6 +240,13 @@ def test_commands_report_bad_input_as_the_packages_user_error(
     assert cli.main(argv) == cli.EXIT_USER_ERROR
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and needle in err, err
+
+
+def test_a_benchmark_count_below_one_is_refused_while_parsing(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["benchmark", "--size", "tiny", "--steps", "0"])
+    assert exit_.value.code == 2
+    assert "argument --steps: 0 is less than 1" in capsys.readouterr().err
 
 
 def test_verbose_raises_the_package_log_level():

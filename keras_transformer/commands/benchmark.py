@@ -5,6 +5,7 @@ import os
 import time
 
 from keras_transformer.choices import BENCHMARK_MODELS, BENCHMARK_SIZES, DTYPE_POLICIES
+from keras_transformer.commands._arguments import int_flag
 from keras_transformer.errors import UserInputError
 
 
@@ -41,8 +42,10 @@ def register(sub) -> None:
         default=["fp32"],
         help="fp32, bf16 (mixed_bfloat16), fp16 (mixed_float16)",
     )
-    p.add_argument("--steps", type=int, default=1, help="training steps per variant per repeat")
-    p.add_argument("--repeats", type=int, default=3, help="round-robin repeats (medians)")
+    p.add_argument(
+        "--steps", type=int_flag(1), default=1, help="training steps per variant per repeat"
+    )
+    p.add_argument("--repeats", type=int_flag(1), default=3, help="round-robin repeats (medians)")
     p.add_argument(
         "--memory",
         action="store_true",
@@ -53,8 +56,10 @@ def register(sub) -> None:
         action="store_true",
         help="also time greedy decoding with and without the key/value cache",
     )
-    p.add_argument("--new-tokens", type=int, default=32, help="tokens decoded with --decoding")
-    p.add_argument("--decode-batch", type=int, default=8, help="batch of --decoding")
+    p.add_argument(
+        "--new-tokens", type=int_flag(1), default=32, help="tokens decoded with --decoding"
+    )
+    p.add_argument("--decode-batch", type=int_flag(1), default=8, help="batch of --decoding")
     p.add_argument(
         "--json",
         default=None,
@@ -79,9 +84,6 @@ def _benchmark(args) -> int:
     from keras_transformer.models import build_transformer
 
     tf.get_logger().setLevel("ERROR")
-    for name in ("steps", "repeats", "new_tokens", "decode_batch"):
-        if (value := getattr(args, name)) < 1:
-            raise UserInputError(f"--{name.replace('_', '-')} {value} must be a positive integer")
     if args.json and os.path.isdir(args.json):
         raise IsADirectoryError(f"--json {args.json} is a directory; pass a file name")
     start = time.perf_counter()

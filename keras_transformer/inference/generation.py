@@ -6,14 +6,13 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from keras_transformer._validation import check_int, check_number
 from keras_transformer.errors import UserInputError
 from keras_transformer.inference.incremental import IncrementalDecoder
 from keras_transformer.inference.search import continue_tokens
 from keras_transformer.inference.translator import PrefixTranslator
 
-
-def _is_number(value, kinds=(int, float)) -> bool:
-    return not isinstance(value, bool) and isinstance(value, kinds)
+_TEMPERATURE = " 1 keeps the model's distribution; below 1 sharpens it."
 
 
 def filter_logits(logits, *, temperature: float = 1.0, top_k=None, top_p=None):
@@ -89,22 +88,17 @@ def generate(
         raise ValueError(
             "every prompt needs at least one token (e.g. [START]); found an empty row."
         )
-    if not _is_number(temperature) or temperature <= 0:
-        raise UserInputError(
-            f"temperature must be a number > 0 (1 keeps the model's distribution); "
-            f"received temperature={temperature!r}."
-        )
+    check_number("temperature", temperature, 0.0, open_minimum=True, hint=_TEMPERATURE)
     vocab_size = int(model.outputs[0].shape[-1])
-    if not (top_k is None or (_is_number(top_k, (int, np.integer)) and 1 <= top_k <= vocab_size)):
-        raise UserInputError(
-            f"top_k must be an integer in [1, vocab_size={vocab_size}] or None (no "
-            f"top-k filter); received top_k={top_k!r}."
-        )
-    if top_p is not None and not (_is_number(top_p) and 0 < top_p <= 1):
-        raise UserInputError(
-            f"top_p must be a number in (0, 1] or None (no nucleus filter); received "
-            f"top_p={top_p!r}."
-        )
+    if top_k is not None:
+        hint = f" It is at most vocab_size={vocab_size}; None: no top-k filter."
+        if check_int("top_k", top_k, hint=hint) > vocab_size:
+            raise UserInputError(
+                f"top_k must be at most {vocab_size}; received top_k={top_k}.{hint}"
+            )
+    if top_p is not None:
+        hint = " None: no nucleus filter."
+        check_number("top_p", top_p, 0.0, 1.0, open_minimum=True, open_maximum=False, hint=hint)
     buffer = np.pad(prompts, [(0, 0), (0, max_length - prompts.shape[1])])
     settings = (max_length, end_id, sample, temperature, top_k, top_p, seed, use_cache)
     key = (id(model), settings)  # the entry holds the model, so its id is not reused meanwhile

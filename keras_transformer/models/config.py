@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, fields
 
 from keras_transformer._validation import (
     check_divisible,
+    check_max_length,
     check_num_heads,
     check_positive_int,
     check_rate,
@@ -50,8 +51,9 @@ class TransformerConfig:
     activation: str = "relu"
 
     def __post_init__(self):
-        for name in ("num_layers", "d_model", "dff", "max_length"):
+        for name in ("num_layers", "d_model", "dff"):
             check_positive_int(name, getattr(self, name))
+        check_max_length(self.max_length)
         check_num_heads(self.num_heads)
         check_rate("dropout", self.dropout)
         check_rate("attention_dropout", self.attention_dropout)

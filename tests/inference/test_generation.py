@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from keras_transformer.errors import UserInputError
 from keras_transformer.inference import filter_logits, generate
 from keras_transformer.models import build_language_model
 
@@ -74,19 +75,28 @@ def test_bad_arguments(lm):
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        (dict(top_k=0), "top_k must be an integer in \\[1, vocab_size=25\\].*top_k=0"),
+        (dict(top_k=0), "top_k must be a positive integer; received top_k=0"),
         (dict(top_k=-3), "top_k=-3"),
-        (dict(top_k=26), "top_k=26"),
-        (dict(top_k=2.5), "top_k=2.5"),
+        (dict(top_k=26), "top_k must be at most 25; received top_k=26"),
         (dict(top_p=0.0), "top_p must be a number in \\(0, 1\\].*top_p=0.0"),
         (dict(top_p=1.5), "top_p=1.5"),
         (dict(top_p=-0.1), "top_p=-0.1"),
-        (dict(temperature=0.0), "temperature must be a number > 0.*temperature=0.0"),
+        (dict(temperature=0.0), "temperature must be a number in \\(0, inf\\).*temperature=0.0"),
         (dict(temperature=-1), "temperature=-1"),
     ],
 )
 def test_sampling_arguments_are_checked_before_decoding(lm, kwargs, message):
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(UserInputError, match=message):
+        generate(lm, np.array([[2]]), max_length=4, sample=True, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs", [dict(top_k=2.5), dict(top_p="0.9"), dict(temperature="hot"), dict(top_k=True)]
+)
+def test_a_sampling_argument_of_the_wrong_type_is_a_type_error(lm, kwargs):
+    # the package's one rule (_validation): a wrong type is a TypeError naming the argument
+    name, value = next(iter(kwargs.items()))
+    with pytest.raises(TypeError, match=f"{name}={value!r}"):
         generate(lm, np.array([[2]]), max_length=4, sample=True, **kwargs)
 
 
