@@ -11,7 +11,7 @@ file; Keras's own test suite (tests/layers/test_keras_mha_suite.py) is why it ex
 import keras
 from keras import ops
 
-from keras_transformer._validation import check_num_heads, check_rate, check_size
+from keras_transformer._validation import check_choice, check_num_heads, check_rate, check_size
 
 # Keras's own MultiHeadAttention tests (keras/src/layers/attention/multi_head_attention_test.py)
 # that ours does not pass, each with the reason: extensions of Keras's layer that the paper's
@@ -128,11 +128,7 @@ class KerasAttentionCompat(keras.layers.Layer):
         # `output_shape_`: Keras's Layer already has an `output_shape` property.
         self.use_bias, self.output_shape_ = use_bias, output_dims(output_shape)
         self.use_gate, self.seed = use_gate, seed
-        if flash_attention not in (None, True, False):
-            raise ValueError(
-                f"flash_attention must be True, False or None; got {flash_attention!r}"
-            )
-        self.flash_attention = flash_attention
+        self.flash_attention = check_choice("flash_attention", flash_attention, (None, True, False))
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.bias_initializer = keras.initializers.get(bias_initializer)
         self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)

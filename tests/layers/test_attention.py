@@ -397,3 +397,8 @@ def test_fused_setting_keeps_the_from_scratch_path_for_a_wider_value_head():
     ours.set_weights(ref.get_weights())
     expected, _ = ref(q, v, return_attention_scores=True)
     np.testing.assert_allclose(ours(q, v), expected, atol=1e-5)
+
+
+def test_flash_attention_takes_only_true_false_or_none():
+    with pytest.raises(ValueError, match="flash_attention='yes' is not supported"):
+        MultiHeadAttention(num_heads=2, key_dim=4, flash_attention="yes")
