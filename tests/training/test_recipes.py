@@ -383,3 +383,43 @@ def test_translation_batches_pad_to_the_batch_without_xla_and_to_buckets_with_it
             assert (source.shape[1], target.shape[1]) in shapes
         else:  # no column of padding only
             assert (source.shape[1], target.shape[1]) == longest
+
+
+def test_every_search_of_an_evaluation_runs_at_one_batch_size():
+    # A compiled search compiles again for each new batch size (seconds each), so the
+    # validation pairs, the test pairs and a smaller last chunk are all padded to one width;
+    # the padding rows never reach the results.
+    from keras_transformer.training.evaluation import (
+        EvaluationPairs,
+        decoding_seconds,
+        translate_in_chunks,
+        translate_ranked_in_chunks,
+    )
+
+    sizes = []
+
+    def translate(texts):
+        sizes.append(len(texts))
+        return [text.upper() for text in texts]
+
+    class Ranked:
+        def translate_ranked(self, texts, beam_size, alphas):
+            sizes.append(len(texts))
+            return [[f"{text}/{alpha}" for text in texts] for alpha in alphas]
+
+    pairs = EvaluationPairs([(f"v{i}", "x") for i in range(32)], [("t", "x")] * 16, None)
+    assert pairs.width == 32
+    sources = [f"s{i}" for i in range(37)]
+    assert translate_in_chunks(translate, sources, pairs.width) == [s.upper() for s in sources]
+    assert translate_in_chunks(translate, sources[:5], pairs.width) == [
+        s.upper() for s in sources[:5]
+    ]
+    ranked = translate_ranked_in_chunks(Ranked(), sources[:20], 4, [0.6, 1.0], pairs.width)
+    assert ranked == [[f"{s}/{a}" for s in sources[:20]] for a in (0.6, 1.0)]
+    assert decoding_seconds(translate, sources, pairs.width) >= 0
+    assert set(sizes) == {32}
+    # without a width, the sources' own count rounded up to a power of two (at most a chunk)
+    sizes.clear()
+    assert translate_in_chunks(translate, sources[:5]) == [s.upper() for s in sources[:5]]
+    assert translate_in_chunks(translate, ["a"] * 300) == ["A"] * 300
+    assert sizes == [8, 128, 128, 128]
