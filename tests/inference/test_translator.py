@@ -128,8 +128,29 @@ def test_batch_equals_one_by_one(translators, beam_size):
     assert batch == single
 
 
+_FINISHED_BEAMS: dict = {}
+
+
 def reference_beam(model, source, k, alpha, max_length, start=2, end=3):
-    """Beam search in plain NumPy over full-model runs (no cache, no tf.function)."""
+    """Beam search in plain NumPy over full-model runs (no cache, no tf.function).
+
+    The length penalty only ranks the finished beams, so the beams of one (model, source) are
+    searched once and ranked for each alpha the tests ask for."""
+    key = (model, np.asarray(source).tobytes(), k, max_length, start, end)
+    if key not in _FINISHED_BEAMS:
+        _FINISHED_BEAMS[key] = _reference_beams(model, source, k, max_length, start, end)
+    beams = _FINISHED_BEAMS[key]
+
+    def penalty(tokens):
+        length = sum(1 for t in tokens[1:] if t != 0)
+        return ((5 + length) / 6) ** alpha
+
+    best = max(beams, key=lambda b: b[1] / penalty(b[0]))
+    return [t for t in best[0][1:] if t != 0]
+
+
+def _reference_beams(model, source, k, max_length, start, end):
+    """The `k` beams (tokens, log-probability, finished) the plain search ends with."""
     beams = [([start], 0.0, False)]
     for _ in range(max_length - 1):
         candidates = []
@@ -149,13 +170,7 @@ def reference_beam(model, source, k, alpha, max_length, start=2, end=3):
         beams = candidates[:k]
         if all(done for _, _, done in beams):
             break
-
-    def penalty(tokens):
-        length = sum(1 for t in tokens[1:] if t != 0)
-        return ((5 + length) / 6) ** alpha
-
-    best = max(beams, key=lambda b: b[1] / penalty(b[0]))
-    return [t for t in best[0][1:] if t != 0]
+    return beams
 
 
 @pytest.mark.parametrize("alpha", [0.0, 0.6])
