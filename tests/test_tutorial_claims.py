@@ -56,7 +56,19 @@ def _smoothing_floor(outputs: str) -> float:
     return -(right * math.log(right) + (vocab - 1) * other * math.log(other))
 
 
+def _epoch_2(outputs: str) -> tuple[str, str]:
+    """Tutorial 06's second progress line: steps and training sequence accuracy."""
+    lines = re.findall(r"^(\d+)/\1 - .*? sequence_accuracy: ([\d.e+-]+)", outputs, re.M)
+    return lines[1]
+
+
 CLAIMS = {
+    "06_functional_models": [
+        # one sentence right of the epoch's batches: 1 / sequence_accuracy = steps x 64
+        Claim("2,880", computed=lambda outputs: 1 / float(_epoch_2(outputs)[1])),
+        Claim("2,880", computed=lambda outputs: int(_epoch_2(outputs)[0]) * 64),
+        Claim("45", computed=lambda outputs: int(_epoch_2(outputs)[0])),
+    ],
     "07_training_a_translator": [
         Claim("0.9", near="val_loss:"),
         Claim("0.8967", near="validation loss"),
