@@ -25,63 +25,28 @@ __all__ = [
     "bleu_score",
     "decoding_seconds",
     "fit_evaluation",
-    "evaluation_width",
     "translate_in_chunks",
     "translation_metrics",
 ]
 
 EVAL_CHUNK = 128
-"""Test sentences translated at once at most (one compiled search for them all;
-docs/performance.md)."""
+"""Test sentences translated at once (one compiled search for them all; docs/performance.md)."""
 
 
-def evaluation_width(*counts: int) -> int:
-    """The one batch size of an evaluation's searches: the largest of `counts` rounded up to a
-    power of two, at most `EVAL_CHUNK`.
-
-    A compiled search compiles again for every new batch size, with XLA or without (measured on
-    this 2-core CPU for a 1 x 16 model: 3-4 s each without XLA, twice that with it, against
-    0.05 s to translate 32 sentences once compiled), so the validation pairs, the test pairs and
-    a smaller last chunk are all padded to this width (`translate_in_chunks`).
-
-    Example:
-    >>> evaluation_width(32, 16), evaluation_width(20), evaluation_width(500, 1000)
-    (32, 32, 128)
-    """
-    largest = max([*counts, 1])
-    return min(EVAL_CHUNK, 2 ** (largest - 1).bit_length())
+def translate_in_chunks(translate: Callable[[list[str]], list[str]], sources) -> list[str]:
+    """`translate` over `sources`, `EVAL_CHUNK` at a time (one compiled search for them all)."""
+    chunks = range(0, len(sources), EVAL_CHUNK)
+    return [text for i in chunks for text in translate(list(sources[i : i + EVAL_CHUNK]))]
 
 
-def _padded(texts: list[str], width: int) -> list[str]:
-    """`texts` (at most `width`) with the last repeated up to `width` rows."""
-    return texts + texts[-1:] * (width - len(texts))
-
-
-def translate_in_chunks(
-    translate: Callable[[list[str]], list[str]], sources, width: int | None = None
-) -> list[str]:
-    """`translate` over `sources`, `width` at a time (None: `evaluation_width(len(sources))`),
-    every chunk padded to `width` rows: one compiled search for them all."""
-    width = width or evaluation_width(len(sources))
-    chunks = [list(sources[i : i + width]) for i in range(0, len(sources), width)]
-    return [text for chunk in chunks for text in translate(_padded(chunk, width))[: len(chunk)]]
-
-
-def translate_ranked_in_chunks(
-    translator, sources, beam_size: int, alphas, width: int | None = None
-) -> list[list[str]]:
-    """`translator.translate_ranked` over `sources`, `width` at a time as `translate_in_chunks`:
-    one search of each chunk, one list of translations per alpha."""
-    width = width or evaluation_width(len(sources))
-    chunks = [list(sources[i : i + width]) for i in range(0, len(sources), width)]
-    ranked = [
-        [
-            rows[: len(chunk)]
-            for rows in translator.translate_ranked(_padded(chunk, width), beam_size, alphas)
-        ]
-        for chunk in chunks
+def translate_ranked_in_chunks(translator, sources, beam_size: int, alphas) -> list[list[str]]:
+    """`translator.translate_ranked` over `sources`, `EVAL_CHUNK` at a time: one search of each
+    chunk, one list of translations per alpha."""
+    chunks = [
+        translator.translate_ranked(list(sources[i : i + EVAL_CHUNK]), beam_size, alphas)
+        for i in range(0, len(sources), EVAL_CHUNK)
     ]
-    return [[text for chunk in ranked for text in chunk[j]] for j in range(len(alphas))]
+    return [[text for chunk in chunks for text in chunk[j]] for j in range(len(alphas))]
 
 
 def _timed(translate: Callable[[list[str]], list[str]], chunk: list[str]) -> float:
@@ -97,18 +62,15 @@ def _timed(translate: Callable[[list[str]], list[str]], chunk: list[str]) -> flo
         inference_logger.setLevel(level)
 
 
-def decoding_seconds(
-    translate: Callable[[list[str]], list[str]], sources, width: int | None = None
-) -> float:
-    """Estimated seconds of `translate_in_chunks(translate, sources, width)`, measured: one chunk
+def decoding_seconds(translate: Callable[[list[str]], list[str]], sources) -> float:
+    """Estimated seconds of `translate_in_chunks(translate, sources)`, measured: one chunk
     compiles the search (which the evaluation then reuses), a second one is timed. An untrained
     model decodes every row to `max_length`, so this is an upper bound."""
-    if not len(sources):
+    chunk = list(sources[:EVAL_CHUNK])
+    if not chunk:
         return 0.0
-    width = width or evaluation_width(len(sources))
-    chunk = _padded(list(sources[:width]), width)
     _timed(translate, chunk)  # compiles
-    return _timed(translate, chunk) * math.ceil(len(sources) / width)
+    return _timed(translate, chunk) * math.ceil(len(sources) / EVAL_CHUNK)
 
 
 REMEASURE_MARGIN = 1.5
@@ -145,11 +107,8 @@ def bleu_score(predictions: list[str], references: list[str]) -> dict:
     return {"test_bleu": float(sacrebleu.corpus_bleu(predictions, [references]).score)}
 
 
-def translation_metrics(
-    model, test_ds, test_pairs, translate, tokens_per_epoch, fit, width: int | None = None
-) -> dict:
-    """Test scores of a translation run; `translate(sources)` gives the predictions, `width` at a
-    time (`translate_in_chunks`).
+def translation_metrics(model, test_ds, test_pairs, translate, tokens_per_epoch, fit) -> dict:
+    """Test scores of a translation run; `translate(sources)` gives the predictions.
 
     References are normalised (`normalize_text`) so a decomposed one (Kannada) can match.
     `test_length_ratio` is the words of the translations over those of the references (below 1:
@@ -157,7 +116,7 @@ def translation_metrics(
     scores = model.evaluate(test_ds, verbose=0, return_dict=True)
     sources = [s for s, _ in test_pairs]
     references = [normalize_text(t) for _, t in test_pairs]
-    predictions = translate_in_chunks(translate, sources, width)
+    predictions = translate_in_chunks(translate, sources)
     pairs = list(zip(sources, references, predictions, strict=True))
     words = sum(len(reference.split()) for reference in references)
     return {
@@ -227,22 +186,18 @@ class EvaluationPairs:
         self.all_choice, self.all_test, self.budget = list(choice), list(test), budget
         self.choice, self.test = self.all_choice, self.all_test
         self.untrained: dict = {}  # Decoding -> seconds over all the pairs, untrained
-        # one batch size for every search of the evaluation: each compiles once
-        self.width = evaluation_width(len(self.all_choice), len(self.all_test))
 
     def measure(self, search: Search) -> float:
         """Seconds of the evaluation's searches, measured on a chunk of each (which compiles
         them); an upper bound, as an untrained model decodes every row to max_length."""
         if not self.all_choice:
             sources = [s for s, _ in self.all_test]
-            self.untrained[GREEDY] = decoding_seconds(search(GREEDY), sources, self.width)
+            self.untrained[GREEDY] = decoding_seconds(search(GREEDY), sources)
         else:  # every beam search of a size costs the same: alpha only ranks finished beams
             sources, by_beam = [s for s, _ in self.all_choice], {}
             for decoding in CANDIDATES:
                 if decoding.beam_size not in by_beam:
-                    by_beam[decoding.beam_size] = decoding_seconds(
-                        search(decoding), sources, self.width
-                    )
+                    by_beam[decoding.beam_size] = decoding_seconds(search(decoding), sources)
                 self.untrained[decoding] = by_beam[decoding.beam_size]
         return self._fit(self.untrained)
 
@@ -251,8 +206,8 @@ class EvaluationPairs:
         lengths: greedy search and one beam search timed again on the first chunk, times
         `REMEASURE_MARGIN`, at most what was measured before training."""
         pairs = self.all_choice or self.all_test
-        sources = _padded([s for s, _ in pairs][: self.width], self.width)
-        chunks = math.ceil(len(pairs) / self.width)
+        sources = [s for s, _ in pairs][:EVAL_CHUNK]
+        chunks = math.ceil(len(pairs) / EVAL_CHUNK)
         timed = {}
         for decoding in self.untrained:
             if decoding.beam_size not in timed:

@@ -126,7 +126,7 @@ class TranslationRecipe(Recipe):
         if self.pairs.choice:  # the search `translate` uses by default (decoding.json)
             decoding, record = choose_decoding(
                 lambda texts, beam_size, alphas: translate_ranked_in_chunks(
-                    translator, texts, beam_size, alphas, self.pairs.width
+                    translator, texts, beam_size, alphas
                 ),
                 self.pairs.choice,
             )
@@ -134,9 +134,7 @@ class TranslationRecipe(Recipe):
             logger.info("decoding chosen on the validation split: %s", decoding.describe())
         test = self.pairs.test
         tokens = self.batches.tokens_per_epoch
-        metrics = translation_metrics(
-            model, self.batches.test, test, translator, tokens, fit, self.pairs.width
-        )
+        metrics = translation_metrics(model, self.batches.test, test, translator, tokens, fit)
         metrics["decoding"] = record or {"beam_size": 1, "alpha": 0.6, "chosen_on": None}
         metrics["test_translated"] = len(test)
         # max_length comes from the training and validation pairs, never the test split: a
@@ -160,7 +158,7 @@ class TranslationRecipe(Recipe):
         greedy_search = self.search(model)(GREEDY)
 
         def greedy(texts):
-            return translate_in_chunks(greedy_search, texts, self.pairs.width)
+            return translate_in_chunks(greedy_search, texts)
 
         metric, lowest = validation_score(greedy, pairs)
         kept = model.get_weights()
