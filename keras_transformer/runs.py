@@ -36,7 +36,7 @@ PATH_SETTINGS = ("data", "validation_data", "test_data", "init_from", "corpus")
 def requested_settings(config: Any) -> dict[str, Any]:
     """The settings a run was asked for (before sizes are planned from the data), as JSON; the
     paths of `PATH_SETTINGS` resolved (a resume from another directory names the same files)."""
-    settings = {k: v for k, v in config.settings().items() if k not in IGNORED_SETTINGS}
+    settings = {k: v for k, v in config.settings.items() if k not in IGNORED_SETTINGS}
     for name in PATH_SETTINGS:
         if isinstance(settings.get(name), str) and os.path.exists(settings[name]):
             settings[name] = os.path.realpath(settings[name])
@@ -194,13 +194,13 @@ class RunDirectory:
             json.dump(content, handle, indent=2, ensure_ascii=False)
 
     def write_config(self, config: Any, **extra: Any) -> None:
-        """`config.json`: the settings of `config` (`TrainConfig.settings()`), its `run_dir`,
+        """`config.json`: the settings of `config` (`TrainConfig.settings`), its `run_dir`,
         `extra`, and the Keras and TensorFlow versions."""
         import keras
         import tensorflow as tf
 
         content = {
-            **config.settings(),
+            **config.settings,
             "run_dir": config.run_dir,
             **extra,
             "keras_version": keras.__version__,

@@ -102,9 +102,15 @@ def check_architecture(architecture: str, task: str) -> None:
         )
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrainConfig:
-    """Settings of a training run; the defaults train the README's main job."""
+    """Settings of a training run; the defaults train the README's main job.
+
+    Made once and never changed (frozen): `__post_init__` fills the unset fields that do not wait
+    for the data, checks every setting, and fixes what follows from them alone: `run_dir`,
+    `planned_schedule` and `settings` (what `config.json` records). What the run decides from
+    the data and the devices is its `plan.RunPlan`.
+    """
 
     task: str = "numbers"
     source_lang: str = "en"
@@ -147,9 +153,11 @@ class TrainConfig:
 
     def __post_init__(self):
         """Fills the unset fields (`_fill_unset`), then checks every setting once: those every
-        run shares here, those of its kind of run in `_check_run`."""
+        run shares here, those of its kind of run in `_check_run`; last, fixes `run_dir`,
+        `planned_schedule` and `settings`."""
         if self.time_budget is not None:
-            self.time_budget = parse_duration(self.time_budget)
+            self._set("time_budget", parse_duration(self.time_budget))
+        self._set("planned_schedule", self._plans_schedule())
         self._fill_unset()
         from keras_transformer.training.devices import check_strategy_options  # TensorFlow
 
@@ -166,23 +174,29 @@ class TrainConfig:
             check_number("learning_rate", self.learning_rate, 0.0, open_minimum=True, hint=hint)
         check_rate("label_smoothing", self.label_smoothing)
         self._check_run()
+        self._set("run_dir", self._named_run_dir())
+        self._set("settings", self._recorded())  # read, never changed
+
+    def _set(self, name: str, value) -> None:
+        """Sets a field while the config is made (`__post_init__`); it is frozen after."""
+        object.__setattr__(self, name, value)
 
     def _fill_unset(self) -> None:
         """The defaults of the fields left None that do not wait for the data."""
         if self.epochs is None and self.time_budget is not None:
-            self.epochs = BUDGET_EPOCHS  # the budget ends the run
+            self._set("epochs", BUDGET_EPOCHS)  # the budget ends the run
         for name, value in FIXED_SIZES.items():
             if getattr(self, name) is not None or self.task in DATA_SIZED_TASKS:
                 continue
             if not (self.continues and name in INIT_FROM_SIZES):  # else: the run's (init_from.py)
-                setattr(self, name, value)
+                self._set(name, value)
         if self.early_stopping_patience is None and self.time_budget is None:
-            self.early_stopping_patience = 4
+            self._set("early_stopping_patience", 4)
         if self.dropout is None and self.task not in DATA_SIZED_TASKS:  # else: planning's
             # fresh examples of a rule: nothing to overfit (docs/performance.md)
-            self.dropout = 0.0 if self.task in GENERATED_TASKS else DEFAULT_DROPOUT
+            self._set("dropout", 0.0 if self.task in GENERATED_TASKS else DEFAULT_DROPOUT)
         if self.warmup_steps is None and not self.planned_schedule:
-            self.warmup_steps = 1000  # the paper's schedule (--learning-rate given: unused)
+            self._set("warmup_steps", 1000)  # the paper's schedule (--learning-rate: unused)
 
     def _check_run(self) -> None:
         """The checks of a run that trains `task` with `architecture`."""
@@ -223,13 +237,14 @@ class TrainConfig:
             and self.task in TRANSLATION_TASKS
         )
 
-    def settings(self) -> dict:
-        """The fields `config.json` records and a resumed run must match (`runs.RunDirectory`)."""
+    def _recorded(self) -> dict:
+        """`settings`: the fields `config.json` records and a resumed run must match
+        (`runs.RunDirectory`)."""
         return dataclasses.asdict(self)
 
-    @property
-    def planned_schedule(self) -> bool:
-        """Whether the rate is a `BudgetSchedule` (tsv, generated tasks, --time-budget)."""
+    def _plans_schedule(self) -> bool:
+        """`planned_schedule`: whether the rate is a `BudgetSchedule` (tsv, generated tasks,
+        --time-budget)."""
         return self.learning_rate is None and (
             self.task in DATA_SIZED_TASKS + GENERATED_TASKS or self.time_budget is not None
         )
@@ -245,8 +260,8 @@ class TrainConfig:
         """The model sizes of this run (`max_length` is that of one side)."""
         return model_config(self)
 
-    @property
-    def run_dir(self) -> str:
+    def _named_run_dir(self) -> str:
+        """`run_dir`: `out`, else `runs/<task>[_<source>_<target>][_<architecture>]`."""
         if self.out:
             return self.out
         name = self.task

@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 
 from keras_transformer.models.config import TransformerConfig
 from keras_transformer.training import planning
+from keras_transformer.training.config import BUDGET_EPOCHS
 from keras_transformer.training.datasets import report_truncated, token_lengths
 from keras_transformer.training.schedule import BudgetSchedule, TransformerSchedule
 from keras_transformer.training.wallclock import FINISH_SECONDS
@@ -65,8 +66,10 @@ class RunPlan:
         steps_per_epoch, tokens_per_batch: the pace's inputs (`_pace_inputs`).
         epoch_seconds: an epoch at the planned pace, or None where the pace says nothing.
         test_translations: test pairs translated for BLEU (None: all).
-        sized: the sizes chosen from the data (`config.json["sized_from_data"]`).
+        sized: the sizes chosen from the data.
         measured: what the tokenized pairs said (pieces per word, the vocabulary asked for).
+        schedule: the planned schedule a time budget reshapes (None: another rate).
+        recorded: what `config.json` records of the plan (`_recorded`).
     """
 
     settings: Any
@@ -92,17 +95,8 @@ class RunPlan:
     test_translations: int | None
     sized: dict
     measured: dict
-
-    @property
-    def schedule(self) -> BudgetSchedule | None:
-        """The planned schedule a time budget reshapes (None: another rate)."""
-        return self.learning_rate if isinstance(self.learning_rate, BudgetSchedule) else None
-
-    def sizes(self) -> dict:
-        """The run's sizes as `config.json` records them (over the settings' fields)."""
-        names = (*planning.SIZE_FIELDS, "dropout")
-        recorded = self.settings.settings()
-        return {name: getattr(self, name) for name in names if name in recorded}
+    schedule: BudgetSchedule | None
+    recorded: dict
 
 
 def resolve_plan(
@@ -135,7 +129,7 @@ def resolve_plan(
             logger.info("sized from the tokenized training pairs: %s", chosen)
         sizes.update(chosen)
         sized.update(chosen)
-    model = _model_sizes(settings, sizes, kind, init)
+    model = _model_sizes(sizes, kind, init, settings.init_from)
     pad_to_bucket = devices.xla or settings.strategy == "tpu"  # XLA compiles a step per shape
     length = sizes["max_length"] if kind == "prefix" else model.max_length
     batches = recipe_type.make_batches(settings, task, tokenizers, length, pad_to_bucket)
@@ -148,6 +142,7 @@ def resolve_plan(
         per_word,
     )
     rate = _learning_rate(settings, sizes, recipe_type, steps, tokens, seconds_left)
+    schedule = rate if isinstance(rate, BudgetSchedule) else None
     plan = RunPlan(
         settings=settings,
         kind=kind,
@@ -164,8 +159,33 @@ def resolve_plan(
         test_translations=None if settings.time_budget is None else BUDGET_TEST_TRANSLATIONS,
         sized=sized,
         measured=measured,
+        schedule=schedule,
+        recorded=_recorded(settings, sizes, sized, schedule, devices),
     )
     return plan, tokenizers, batches
+
+
+def _recorded(settings, sizes: dict, sized: dict, schedule, devices) -> dict:
+    """`config.json`'s entries of the plan: the sizes over the settings' fields (a budget run's
+    epoch cap is no plan: `"epochs": null`), the warm-up and steps planned, what was sized from
+    the data, precision and XLA as resolved."""
+    capped = settings.time_budget is not None and settings.epochs == BUDGET_EPOCHS
+    names = (*planning.SIZE_FIELDS, "dropout")
+    recorded = {name: sizes[name] for name in names if name in settings.settings}
+    if capped:
+        recorded["epochs"] = None
+    if schedule is not None:
+        recorded.update(warmup_steps=schedule.warmup_steps, planned_steps=schedule.total_steps)
+    else:
+        recorded["planned_steps"] = None
+    sized = {k: v for k, v in sized.items() if k != "epochs" or not capped}
+    return {
+        **recorded,
+        "sized_from_data": sized,
+        "jit_compile_resolved": devices.xla,
+        "mixed_precision_resolved": devices.precision,
+        "num_replicas": devices.replicas,
+    }
 
 
 def _sides(tokenizers: dict) -> dict:
@@ -174,13 +194,14 @@ def _sides(tokenizers: dict) -> dict:
     return {side: tokenizers.get(side, joint) for side in ("source", "target")}
 
 
-def _model_sizes(settings, sizes: dict, kind: str, init) -> TransformerConfig:
+def _model_sizes(sizes: dict, kind: str, init, init_from: str | None) -> TransformerConfig:
     """The model's sizes: the run's (a language model's positions hold source and target), or,
-    for a classifier fine-tuned from a pre-training run, that run's with this run's dropout."""
+    for a classifier fine-tuned from a pre-training run (`init_from`), that run's with this
+    run's dropout."""
     if kind == "sequence" and init is not None:
         pretrained = {**init[2], "dropout": sizes["dropout"]}
         model = TransformerConfig.from_dict(pretrained)
-        logger.info("fine-tuning the encoder of %s: %s", settings.init_from, model)
+        logger.info("fine-tuning the encoder of %s: %s", init_from, model)
         return model
     length = 2 * sizes["max_length"] if kind == "prefix" else sizes["max_length"]
     return TransformerConfig.from_dict({**sizes, "max_length": length})

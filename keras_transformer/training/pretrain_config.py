@@ -15,7 +15,7 @@ OBJECTIVE = "masked-lm"
 """`config.json["objective"]` of a pre-training run directory."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class PretrainConfig(TrainConfig):
     """Settings of a pre-training run; the defaults pre-train on the generated reviews.
 
@@ -69,10 +69,20 @@ class PretrainConfig(TrainConfig):
     finetune_batch_size: int = 32
     finetune_learning_rate: float = 1e-3
 
-    def __post_init__(self):
-        """`TrainConfig`'s checks (precision, XLA, label smoothing, time budget, the sizes),
-        then the corpus's, the masking's and the fine-tuning's."""
-        super().__post_init__()
+    def _fill_unset(self) -> None:
+        """The unset sizes are `SIZES` (no early stopping unless asked for); the fine-tuning
+        task `auto` is `reviews` on the reviews corpus, else none."""
+        for name, value in self.SIZES.items():
+            if getattr(self, name) is None:
+                self._set(name, value)
+        if self.finetune_task == "auto":
+            self._set("finetune_task", "reviews" if self.corpus == "reviews" else None)
+
+    def _check_run(self) -> None:
+        """The sizes, before any data work (the task and architecture fields are not read),
+        then the corpus's, the masking's and the fine-tuning's settings; `TrainConfig`'s
+        `__post_init__` has checked precision, XLA, label smoothing and the time budget."""
+        model_config(self)
         positive = ("num_sentences", "epochs", "batch_size", "vocab_size", "warmup_steps")
         for name in (*positive, "finetune_epochs", "finetune_batch_size"):
             check_positive_int(name, getattr(self, name))
@@ -82,36 +92,23 @@ class PretrainConfig(TrainConfig):
             "validation_fraction", self.validation_fraction, 0.0, 1.0, open_minimum=True, hint=hint
         )
         check_number("finetune_learning_rate", self.finetune_learning_rate, 0.0, open_minimum=True)
-        if self.finetune_task == "auto":
-            self.finetune_task = "reviews" if self.corpus == "reviews" else None
         if self.finetune_task not in (None, *SEQUENCE_TASKS):
             raise UserInputError(
                 f"finetune_task={self.finetune_task!r}: fine-tuning compares on a sequence "
                 f"classification task, one of {SEQUENCE_TASKS} (or none)."
             )
 
-    def _fill_unset(self) -> None:
-        """The unset sizes are `SIZES` (no early stopping unless asked for)."""
-        for name, value in self.SIZES.items():
-            if getattr(self, name) is None:
-                setattr(self, name, value)
-
-    def _check_run(self) -> None:
-        """The sizes, before any data work (the task and architecture fields are not read)."""
-        model_config(self)
-
-    def settings(self) -> dict[str, Any]:
-        """The fields of a pre-training run (`SETTINGS`), as `config.json` records them."""
+    def _recorded(self) -> dict[str, Any]:
+        """`settings`: the fields of a pre-training run (`SETTINGS`), as `config.json` records
+        them."""
         fields = asdict(self)
         return {name: fields[name] for name in self.SETTINGS}
 
-    @property
-    def planned_schedule(self) -> bool:
+    def _plans_schedule(self) -> bool:
         """Never: pre-training warms up over `warmup_steps` on the paper's schedule."""
         return False
 
-    @property
-    def run_dir(self) -> str:
+    def _named_run_dir(self) -> str:
         if self.out:
             return self.out
         from keras_transformer.data.tasks.corpus import GENERATED_CORPORA

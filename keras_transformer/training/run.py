@@ -56,6 +56,7 @@ def train(config: TrainConfig, *, started: float | None = None) -> dict:
     run = RunDirectory(config.run_dir)
     run.check_writable(config)
     clears = run.overwrites(config)
+    requested = requested_settings(config)  # before sizes are planned: what a resume must match
     earlier = {} if clears else run.state()  # an unfinished run's totals
     clock = RunClock(
         config.time_budget, started=started, prior_seconds=earlier.get("wall_seconds", 0.0)
@@ -69,7 +70,7 @@ def train(config: TrainConfig, *, started: float | None = None) -> dict:
         )
     counted = [run if earlier else None]  # the run directory whose state.json counts our seconds
     try:
-        return _train(config, run, clock, clears, earlier, counted)
+        return _train(config, requested, run, clock, clears, earlier, counted)
     except BaseException as error:  # interrupted or failed: this process's seconds still count
         if counted[0] is not None and os.path.isdir(counted[0].path):
             counted[0].update_state(wall_seconds=round(clock.used(), 3))
@@ -79,9 +80,14 @@ def train(config: TrainConfig, *, started: float | None = None) -> dict:
 
 
 def _train(
-    config: TrainConfig, run: RunDirectory, clock: RunClock, clears: bool, earlier: dict, counted
+    config: TrainConfig,
+    requested: dict,
+    run: RunDirectory,
+    clock: RunClock,
+    clears: bool,
+    earlier: dict,
+    counted,
 ) -> dict:
-    requested = requested_settings(config)  # before sizes are planned: what a resume must match
     # 2. Devices.
     clock.stage = "while setting up the devices"
     devices = set_up_devices(config)  # first TensorFlow call: devices are fixed at start-up
@@ -134,20 +140,12 @@ def _train(
         else f"for up to {plan.epochs} epochs"
     )
     progress_logger.info("model: %s parameters; training %s", f"{model.count_params():,}", limit)
-    schedule = plan.schedule
-    planned = {} if schedule is None else {"warmup_steps": schedule.warmup_steps}
     written.write_config(
         config,
-        **{**plan.sizes(), **_budget_epochs(config)},  # the sizes the plan chose
-        **planned,  # the warm-up the plan chose (config.json)
-        jit_compile_resolved=plan.xla,
-        mixed_precision_resolved=plan.precision,
-        num_replicas=devices.replicas,
+        **plan.recorded,  # the sizes, warm-up, precision and XLA the plan chose
         # The task's own labels: --source-lang/--target-lang apply to --task numbers only.
         source_lang=task.source_lang,
         target_lang=task.target_lang,
-        sized_from_data=_recorded(plan.sized, config),
-        planned_steps=None if schedule is None else schedule.total_steps,
         **recipe.config_extra(),
         **({"init_from": init.record} if isinstance(init, TranslationRun) else {}),
     )
@@ -339,15 +337,3 @@ def _duration(seconds: float) -> str:
     if seconds >= 120 and seconds % 60 == 0:
         return f"{seconds / 60:g}m"
     return f"{seconds:g}s"
-
-
-def _budget_epochs(config: TrainConfig) -> dict:
-    """config.json entries of a budget run: no `"epochs": 1000` (the cap is not a plan)."""
-    if config.time_budget is None or config.epochs != BUDGET_EPOCHS:
-        return {}
-    return {"epochs": None}
-
-
-def _recorded(sized: dict, config: TrainConfig) -> dict:
-    """The sizes chosen from the data, without a budget run's epoch cap."""
-    return {k: v for k, v in sized.items() if k != "epochs" or not _budget_epochs(config)}

@@ -65,4 +65,4 @@ def test_the_plan_is_frozen_and_the_settings_left_alone():
         plan.max_length = 8
     assert isinstance(plan.learning_rate, BudgetSchedule)  # tsv: a planned schedule
     assert plan.model.max_length == plan.max_length and plan.model.d_model == plan.d_model
-    assert plan.sizes()["max_length"] == plan.max_length  # what config.json records
+    assert plan.recorded["max_length"] == plan.max_length  # what config.json records

@@ -39,6 +39,9 @@ class Recipe:
     def __init__(self, plan: RunPlan, task: data.Task, init, tokenizers: dict, batches: Batches):
         self.plan, self.task, self.init = plan, task, init
         self.tokenizers, self.batches = tokenizers, batches
+        self.train_ds, self.val_ds = batches.train, batches.validation
+        # Test batches a budget keeps time for (their forward pass).
+        self.test_batches = 0 if batches.test is None else int(batches.test.cardinality())
 
     @staticmethod
     def vocabularies(settings, task: data.Task, init, vocab_size: int) -> dict:
@@ -49,19 +52,6 @@ class Recipe:
     def make_batches(settings, task, tokenizers, max_length: int, pad_to_bucket: bool) -> Batches:
         """The training, validation (and test) batches."""
         raise NotImplementedError
-
-    @property
-    def train_ds(self):
-        return self.batches.train
-
-    @property
-    def val_ds(self):
-        return self.batches.validation
-
-    @property
-    def test_batches(self) -> int:
-        """Test batches a budget keeps time for (their forward pass)."""
-        return 0 if self.batches.test is None else int(self.batches.test.cardinality())
 
     def build(self) -> keras.Model:
         """The model (inside the strategy's scope)."""
@@ -96,11 +86,10 @@ class Recipe:
         return {}
 
 
-def learn_vocabulary(settings, texts: list[str], side: str, vocab_size: int):
-    """A WordPiece vocabulary of `vocab_size`; on a data-sized task (tsv), a learner that falls
-    short tries again with rare pieces and one INFO line (`-v`) says why the size is smaller:
-    the corpus has no more pieces, nothing a user needs to do."""
-    fill = settings.task in DATA_SIZED_TASKS
+def learn_vocabulary(texts: list[str], side: str, vocab_size: int, *, fill: bool):
+    """A WordPiece vocabulary of `vocab_size`; with `fill` (a data-sized task: tsv), a learner
+    that falls short tries again with rare pieces and one INFO line (`-v`) says why the size is
+    smaller: the corpus has no more pieces, nothing a user needs to do."""
     tokenizer = data.WordPieceTokenizer.learn(texts, vocab_size, fill=fill)
     if fill and tokenizer.vocab_size < 0.95 * vocab_size:  # a note (-v): nothing to do
         logger.info(
@@ -116,6 +105,7 @@ def learn_vocabulary(settings, texts: list[str], side: str, vocab_size: int):
 def joint_tokenizer(settings, task: data.Task, vocab_size: int, why: str = ""):
     """One WordPiece vocabulary over both sides of the training pairs (which must fill a batch)."""
     texts = [s for s, _ in task.train] + [t for _, t in task.train]
-    tokenizer = learn_vocabulary(settings, texts, "joint", vocab_size)
+    fill = settings.task in DATA_SIZED_TASKS
+    tokenizer = learn_vocabulary(texts, "joint", vocab_size, fill=fill)
     check_full_batch(len(task.train) >= settings.batch_size, settings, why)
     return tokenizer

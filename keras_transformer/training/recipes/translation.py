@@ -1,5 +1,6 @@
 """The paper's encoder-decoder, evaluated with `Translator`, the path `translate` serves."""
 
+import functools
 import logging
 import os
 import shutil
@@ -8,6 +9,7 @@ import warnings
 import keras
 
 from keras_transformer import data, models
+from keras_transformer.choices import DATA_SIZED_TASKS
 from keras_transformer.inference import Translator
 from keras_transformer.inference.decoding import (
     CHOICE_PAIRS,
@@ -40,19 +42,22 @@ class TranslationRecipe(Recipe):
 
     KEEPS_LAST = True
     REMEASURES = True
+    _translator = None  # `translator`'s, made once
 
-    def __init__(self, plan, task, init, tokenizers, batches):
-        super().__init__(plan, task, init, tokenizers, batches)
+    @functools.cached_property
+    def pairs(self) -> EvaluationPairs:
+        """The validation pairs the search is chosen on and the test pairs translated."""
+        plan, task = self.plan, self.task
         test = task.test[: plan.test_translations] if plan.test_translations else task.test
-        self.pairs = EvaluationPairs(task.validation[:CHOICE_PAIRS], test, plan.time_budget)
-        self._translator = None
+        return EvaluationPairs(task.validation[:CHOICE_PAIRS], test, plan.time_budget)
 
     @staticmethod
     def vocabularies(settings, task, init, vocab_size):
         if init is not None:
             return {side: init.tokenizers[side] for side in ("source", "target")}
+        fill = settings.task in DATA_SIZED_TASKS
         return {
-            side: learn_vocabulary(settings, [pair[i] for pair in task.train], side, vocab_size)
+            side: learn_vocabulary([pair[i] for pair in task.train], side, vocab_size, fill=fill)
             for i, side in enumerate(("source", "target"))
         }
 
