@@ -109,6 +109,16 @@ def check_alpha(value: Any) -> float:
     return check_number("alpha", value, 0.0, hint=hint)
 
 
+def check_beam_size(value: Any) -> int:
+    """Returns `value` if it is an integer >= 1, else raises `UserInputError` (a `ValueError`,
+    as a negative `alpha` does, through the Python API and the command line alike)."""
+    if not is_int(value) or value < 1:
+        raise UserInputError(
+            f"beam_size must be an integer >= 1 (1 = greedy search); received beam_size={value!r}."
+        )
+    return int(value)
+
+
 def check_seed(value: Any) -> int:
     """A seed is an int >= 0 (NumPy's `default_rng` rejects negatives)."""
     return check_int("seed", value, minimum=0)

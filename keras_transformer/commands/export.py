@@ -34,9 +34,10 @@ logger = logging.getLogger("keras_transformer.commands.export")
 
 
 def run(args) -> int:
+    from keras_transformer._validation import check_beam_size
     from keras_transformer.commands.translate import describe
     from keras_transformer.export import export_translator
-    from keras_transformer.inference.translator import Translator, check_beam_size
+    from keras_transformer.inference.translator import Translator
 
     if args.beam_size is not None:
         check_beam_size(args.beam_size)  # before loading the model

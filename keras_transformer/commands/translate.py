@@ -104,7 +104,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from keras_transformer.inference.translator import Translator, check_beam_size
+    from keras_transformer._validation import check_beam_size
+    from keras_transformer.inference.translator import Translator
 
     if args.batch_size < 1:
         raise UserInputError(f"--batch-size must be >= 1; received {args.batch_size}.")

@@ -8,8 +8,7 @@ import re
 
 import tensorflow as tf
 
-from keras_transformer._validation import check_alpha, check_int
-from keras_transformer.inference.translator import check_beam_size
+from keras_transformer._validation import check_alpha, check_beam_size, check_int
 
 
 class _ServingModule(tf.Module):

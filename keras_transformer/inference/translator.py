@@ -10,7 +10,7 @@ import keras
 import tensorflow as tf
 
 from keras_transformer._registration import missing_class_hint
-from keras_transformer._validation import check_alpha, check_max_length, is_int
+from keras_transformer._validation import check_alpha, check_beam_size, check_max_length
 from keras_transformer.choices import JIT_COMPILE
 from keras_transformer.data import WordPieceTokenizer, encode_source
 from keras_transformer.errors import OldWeightsLayoutError, UserInputError
@@ -40,17 +40,6 @@ class _OneTracePerTranslator(logging.Filter):
 
 if not any(isinstance(f, _OneTracePerTranslator) for f in tf.get_logger().filters):
     tf.get_logger().addFilter(_OneTracePerTranslator())
-
-
-def check_beam_size(beam_size) -> int:
-    """Return `beam_size` if it is an integer >= 1, else raise `UserInputError` (a
-    `ValueError`, as a negative `alpha` does)."""
-    if not is_int(beam_size) or beam_size < 1:
-        raise UserInputError(
-            f"beam_size must be an integer >= 1 (1 = greedy search); received "
-            f"beam_size={beam_size!r}."
-        )
-    return int(beam_size)
 
 
 def resolve_jit_compile(jit_compile: bool | str = "auto", use_cache: bool = True) -> bool:
