@@ -1,18 +1,17 @@
 """A dual encoder trained with in-batch negatives: sentence vectors for semantic search.
 
 One shared encoder embeds both sides of each pair; the loss is a softmax over the `B x B`
-cosine similarities of a batch, whose right answer for row `i` is column `i`."""
-
-import functools
-from collections.abc import Sequence
-
-import keras
+cosine similarities of a batch, whose right answer for row `i` is column `i`. It trains only
+through `train` (the `dual_encoder` recipe, `keras-transformer train --architecture
+dual-encoder`); `train_dual_encoder` is that run from Python, returning its `SentenceEncoder`."""
 
 from keras_transformer.data.batching.contrastive import pair_dataset
+from keras_transformer.errors import UserInputError
 from keras_transformer.inference.sentence_encoder import SentenceEncoder, load_sentence_encoder
 from keras_transformer.layers import InBatchSimilarity
 from keras_transformer.models.dual_encoder import build_dual_encoder
-from keras_transformer.training.fitting import classifier_compile
+from keras_transformer.training.config import TrainConfig
+from keras_transformer.training.run import train
 
 __all__ = [
     "InBatchSimilarity",
@@ -23,42 +22,29 @@ __all__ = [
 ]
 
 
-def train_dual_encoder(
-    train_pairs: Sequence[tuple[str, str]],
-    validation_pairs: Sequence[tuple[str, str]],
-    tokenizer,
-    *,
-    epochs: int = 10,
-    batch_size: int = 64,
-    learning_rate: float = 1e-3,
-    max_length: int = 48,
-    seed: int = 0,
-    verbose: int = 0,
-    **model_kwargs,
-) -> tuple[SentenceEncoder, keras.callbacks.History]:
-    """Trains `build_dual_encoder` on pairs and returns a `SentenceEncoder`.
+def train_dual_encoder(config: TrainConfig) -> tuple[SentenceEncoder, dict]:
+    """`train(config)` of a dual-encoder run, then its `SentenceEncoder`.
+
+    The run is the command line's `keras-transformer train --architecture dual-encoder`: a
+    joint WordPiece vocabulary of the training pairs, Adam at a constant 1e-3 unless
+    `learning_rate` says otherwise, the best checkpoint by validation loss, and retrieval
+    accuracy on the test pairs in `metrics.json`, all in `config.run_dir`.
 
     Args:
-        train_pairs: `(left, right)` strings that mean the same.
-        validation_pairs: held-out pairs for the validation loss.
-        tokenizer: one joint `WordPieceTokenizer` over both sides.
-        epochs, batch_size, learning_rate: of Adam; `batch_size` candidates per pair.
-        max_length: longest framed sentence.
-        seed: shuffling and initialization seed.
-        verbose: `model.fit` verbosity.
-        **model_kwargs: `build_dual_encoder` options (`d_model`, `num_layers`, ...).
+        config: a `TrainConfig` with `architecture="dual-encoder"` and a pair task.
 
     Returns:
-        `(SentenceEncoder, history)`.
+        `(SentenceEncoder, metrics)`: the run's encoder (`load_sentence_encoder(run_dir)`) and
+        its `metrics.json`.
+
+    Raises:
+        UserInputError: `config` trains another architecture.
     """
-    keras.utils.set_random_seed(seed)
-    pooling = model_kwargs.get("pooling", "mean")
-    model, encoder = build_dual_encoder(tokenizer.vocab_size, max_length=max_length, **model_kwargs)
-    model.compile(keras.optimizers.Adam(learning_rate), **classifier_compile("in_batch_accuracy"))
-    dataset = functools.partial(
-        pair_dataset, tokenizer=tokenizer, batch_size=batch_size, max_length=max_length, seed=seed
-    )
-    validation = dataset(validation_pairs, shuffle=False) if validation_pairs else None
-    fit = {"epochs": epochs, "shuffle": False, "verbose": verbose}  # tf.data shuffles itself
-    history = model.fit(dataset(train_pairs, shuffle=True), validation_data=validation, **fit)
-    return SentenceEncoder(encoder, tokenizer, pooling=pooling, max_length=max_length), history
+    if not isinstance(config, TrainConfig) or config.architecture != "dual-encoder":
+        received = getattr(config, "architecture", type(config).__name__)
+        raise UserInputError(
+            "train_dual_encoder takes a TrainConfig(architecture='dual-encoder', ...); "
+            f"received {received!r}."
+        )
+    metrics = train(config)
+    return load_sentence_encoder(config.run_dir), metrics

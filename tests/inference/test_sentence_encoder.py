@@ -51,25 +51,41 @@ def test_dual_encoder_model_saves_with_safe_mode(tmp_path):
     )
 
 
-def test_dual_encoder_learns_to_retrieve_translations():
-    task = data.load_task("numbers", max_number=99, num_train=60, num_validation=0, num_test=20)
-    texts = [s for s, _ in task.train] + [t for _, t in task.train]
-    tokenizer = data.WordPieceTokenizer.learn(texts, 200)
-    sources = [s for s, _ in task.train[:40]]
-    targets = [t for _, t in task.train[:40]]
-    search, history = train_dual_encoder(
-        task.train,
-        [],
-        tokenizer,
-        epochs=12,
+def test_train_dual_encoder_is_the_train_run_and_learns_to_retrieve(tmp_path):
+    from keras_transformer.training import TrainConfig
+    from keras_transformer.visualization.figures import read_history
+
+    config = TrainConfig(
+        architecture="dual-encoder",
+        task="numbers",
+        num_train=256,
+        num_validation=32,
+        num_test=40,
+        epochs=10,
         batch_size=16,
         num_layers=1,
         d_model=32,
         num_heads=2,
         dff=64,
-        dropout=0.0,
+        vocab_size=300,
+        max_length=32,
         learning_rate=2e-3,
+        out=str(tmp_path / "dual"),
     )
-    losses = history.history["loss"]
+    search, metrics = train_dual_encoder(config)
+    # the front returns the run: its encoder scores what metrics.json says
+    task = data.load_task("numbers", **config.task_options())
+    sources, targets = [s for s, _ in task.test], [t for _, t in task.test]
+    accuracy = retrieval_accuracy(search, sources, targets)
+    assert accuracy == pytest.approx(metrics["test_retrieval_accuracy_at_1"])
+    assert accuracy >= 8 / 40  # chance is 1/40
+    losses = read_history(str(tmp_path / "dual" / "history.csv"))["loss"]
     assert losses[-1] < 0.7 * losses[0]
-    assert retrieval_accuracy(search, sources, targets) >= 4 / 40  # chance is 1/40
+    assert (tmp_path / "dual" / "config.json").is_file()
+
+
+def test_train_dual_encoder_refuses_another_architecture():
+    from keras_transformer.training import TrainConfig
+
+    with pytest.raises(ValueError, match="architecture='dual-encoder'.*'encoder-decoder'"):
+        train_dual_encoder(TrainConfig(task="numbers"))
