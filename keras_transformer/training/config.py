@@ -154,10 +154,11 @@ class TrainConfig:
     def __post_init__(self):
         """Fills the unset fields (`_fill_unset`), then checks every setting once: those every
         run shares here, those of its kind of run in `_check_run`; last, fixes `run_dir`,
-        `planned_schedule` and `settings`."""
+        `planned_schedule` and `settings`. The config is frozen: only here, while it is made,
+        are fields set (`object.__setattr__`)."""
         if self.time_budget is not None:
-            self._set("time_budget", parse_duration(self.time_budget))
-        self._set("planned_schedule", self._plans_schedule())
+            object.__setattr__(self, "time_budget", parse_duration(self.time_budget))
+        object.__setattr__(self, "planned_schedule", self._plans_schedule())
         self._fill_unset()
         from keras_transformer.training.devices import check_strategy_options  # TensorFlow
 
@@ -174,29 +175,29 @@ class TrainConfig:
             check_number("learning_rate", self.learning_rate, 0.0, open_minimum=True, hint=hint)
         check_rate("label_smoothing", self.label_smoothing)
         self._check_run()
-        self._set("run_dir", self._named_run_dir())
-        self._set("settings", self._recorded())  # read, never changed
-
-    def _set(self, name: str, value) -> None:
-        """Sets a field while the config is made (`__post_init__`); it is frozen after."""
-        object.__setattr__(self, name, value)
+        object.__setattr__(self, "run_dir", self._named_run_dir())
+        object.__setattr__(self, "settings", self._recorded())  # read, never changed
 
     def _fill_unset(self) -> None:
         """The defaults of the fields left None that do not wait for the data."""
         if self.epochs is None and self.time_budget is not None:
-            self._set("epochs", BUDGET_EPOCHS)  # the budget ends the run
+            object.__setattr__(self, "epochs", BUDGET_EPOCHS)  # the budget ends the run
         for name, value in FIXED_SIZES.items():
             if getattr(self, name) is not None or self.task in DATA_SIZED_TASKS:
                 continue
             if not (self.continues and name in INIT_FROM_SIZES):  # else: the run's (init_from.py)
-                self._set(name, value)
+                object.__setattr__(self, name, value)
         if self.early_stopping_patience is None and self.time_budget is None:
-            self._set("early_stopping_patience", 4)
+            object.__setattr__(self, "early_stopping_patience", 4)
         if self.dropout is None and self.task not in DATA_SIZED_TASKS:  # else: planning's
             # fresh examples of a rule: nothing to overfit (docs/performance.md)
-            self._set("dropout", 0.0 if self.task in GENERATED_TASKS else DEFAULT_DROPOUT)
+            object.__setattr__(
+                self, "dropout", 0.0 if self.task in GENERATED_TASKS else DEFAULT_DROPOUT
+            )
         if self.warmup_steps is None and not self.planned_schedule:
-            self._set("warmup_steps", 1000)  # the paper's schedule (--learning-rate: unused)
+            object.__setattr__(
+                self, "warmup_steps", 1000
+            )  # the paper's schedule (--learning-rate: unused)
 
     def _check_run(self) -> None:
         """The checks of a run that trains `task` with `architecture`."""

@@ -74,9 +74,11 @@ class PretrainConfig(TrainConfig):
         task `auto` is `reviews` on the reviews corpus, else none."""
         for name, value in self.SIZES.items():
             if getattr(self, name) is None:
-                self._set(name, value)
+                object.__setattr__(self, name, value)
         if self.finetune_task == "auto":
-            self._set("finetune_task", "reviews" if self.corpus == "reviews" else None)
+            object.__setattr__(
+                self, "finetune_task", "reviews" if self.corpus == "reviews" else None
+            )
 
     def _check_run(self) -> None:
         """The sizes, before any data work (the task and architecture fields are not read),

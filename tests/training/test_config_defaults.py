@@ -68,3 +68,19 @@ def test_given_values_win():
     config = TrainConfig(dropout=0.3, warmup_steps=50)
     assert (config.dropout, config.warmup_steps) == (0.3, 50)
     assert TrainConfig(dropout=0.0, task="tsv", data="p.tsv").dropout == 0.0
+
+
+def test_a_config_is_fixed_where_it_is_made():
+    import dataclasses
+
+    from keras_transformer.training.pretrain_config import PretrainConfig
+
+    for config in (TrainConfig(task="numbers", out="somewhere"), PretrainConfig(corpus="reviews")):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            config.epochs = 99
+        assert config.run_dir == ("somewhere" if config.out else "runs/mlm_reviews")
+        assert config.settings["epochs"] == config.epochs  # recorded after the unset were filled
+    assert dataclasses.asdict(TrainConfig(task="tsv", data="x.tsv")) == TrainConfig(
+        task="tsv", data="x.tsv"
+    ).settings
+    assert PretrainConfig().finetune_task == "reviews"  # 'auto', resolved while made
