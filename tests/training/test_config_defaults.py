@@ -80,7 +80,8 @@ def test_a_config_is_fixed_where_it_is_made():
             config.epochs = 99
         assert config.run_dir == ("somewhere" if config.out else "runs/mlm_reviews")
         assert config.settings["epochs"] == config.epochs  # recorded after the unset were filled
-    assert dataclasses.asdict(TrainConfig(task="tsv", data="x.tsv")) == TrainConfig(
-        task="tsv", data="x.tsv"
-    ).settings
+    assert (
+        dataclasses.asdict(TrainConfig(task="tsv", data="x.tsv"))
+        == TrainConfig(task="tsv", data="x.tsv").settings
+    )
     assert PretrainConfig().finetune_task == "reviews"  # 'auto', resolved while made
