@@ -195,9 +195,8 @@ class TrainConfig:
                 self, "dropout", 0.0 if self.task in GENERATED_TASKS else DEFAULT_DROPOUT
             )
         if self.warmup_steps is None and not self.planned_schedule:
-            object.__setattr__(
-                self, "warmup_steps", 1000
-            )  # the paper's schedule (--learning-rate: unused)
+            # the paper's schedule (with --learning-rate given, unused)
+            object.__setattr__(self, "warmup_steps", 1000)
 
     def _check_run(self) -> None:
         """The checks of a run that trains `task` with `architecture`."""

@@ -86,10 +86,11 @@ class Recipe:
         return {}
 
 
-def learn_vocabulary(texts: list[str], side: str, vocab_size: int, *, fill: bool):
-    """A WordPiece vocabulary of `vocab_size`; with `fill` (a data-sized task: tsv), a learner
-    that falls short tries again with rare pieces and one INFO line (`-v`) says why the size is
+def learn_vocabulary(texts: list[str], side: str, vocab_size: int, *, task: str):
+    """A WordPiece vocabulary of `vocab_size`; on a data-sized `task` (tsv), a learner that
+    falls short tries again with rare pieces and one INFO line (`-v`) says why the size is
     smaller: the corpus has no more pieces, nothing a user needs to do."""
+    fill = task in DATA_SIZED_TASKS
     tokenizer = data.WordPieceTokenizer.learn(texts, vocab_size, fill=fill)
     if fill and tokenizer.vocab_size < 0.95 * vocab_size:  # a note (-v): nothing to do
         logger.info(
@@ -105,7 +106,6 @@ def learn_vocabulary(texts: list[str], side: str, vocab_size: int, *, fill: bool
 def joint_tokenizer(settings, task: data.Task, vocab_size: int, why: str = ""):
     """One WordPiece vocabulary over both sides of the training pairs (which must fill a batch)."""
     texts = [s for s, _ in task.train] + [t for _, t in task.train]
-    fill = settings.task in DATA_SIZED_TASKS
-    tokenizer = learn_vocabulary(texts, "joint", vocab_size, fill=fill)
+    tokenizer = learn_vocabulary(texts, "joint", vocab_size, task=settings.task)
     check_full_batch(len(task.train) >= settings.batch_size, settings, why)
     return tokenizer

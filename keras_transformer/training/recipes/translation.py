@@ -9,7 +9,6 @@ import warnings
 import keras
 
 from keras_transformer import data, models
-from keras_transformer.choices import DATA_SIZED_TASKS
 from keras_transformer.inference import Translator
 from keras_transformer.inference.decoding import (
     CHOICE_PAIRS,
@@ -55,9 +54,10 @@ class TranslationRecipe(Recipe):
     def vocabularies(settings, task, init, vocab_size):
         if init is not None:
             return {side: init.tokenizers[side] for side in ("source", "target")}
-        fill = settings.task in DATA_SIZED_TASKS
         return {
-            side: learn_vocabulary([pair[i] for pair in task.train], side, vocab_size, fill=fill)
+            side: learn_vocabulary(
+                [pair[i] for pair in task.train], side, vocab_size, task=settings.task
+            )
             for i, side in enumerate(("source", "target"))
         }
 
