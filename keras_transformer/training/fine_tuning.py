@@ -76,6 +76,7 @@ def fine_tune(
         pooling=pooling,
     )
     model.compile(optimizer=paper_adam(learning_rate), **classifier_compile())
+    build_optimizer(model)
 
     def dataset(split, shuffle=False):
         return classification_dataset(

@@ -69,7 +69,15 @@ def compile_model(
     loss = loss or MaskedLoss(label_smoothing=plan.settings.label_smoothing)
     metrics = metrics or [MaskedAccuracy(), MaskedSequenceAccuracy()]
     model.compile(optimizer=optimizer, loss=loss, metrics=metrics, jit_compile=plan.xla)
+    build_optimizer(model)
     return optimizer
+
+
+def build_optimizer(model: keras.Model) -> None:
+    """Makes the compiled optimizer's variables (Adam's moments) now, not inside `fit`'s first
+    step: a variable made while a `tf.function` traces makes TensorFlow trace it a second time,
+    which doubled the first epoch of a small run (docs/performance.md, "Starting a run")."""
+    model.optimizer.build(model.trainable_variables)
 
 
 def classifier_compile(name: str = "accuracy") -> dict:
