@@ -104,11 +104,10 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from keras_transformer._validation import check_beam_size
+    from keras_transformer._validation import check_beam_size, check_int
     from keras_transformer.inference.translator import Translator
 
-    if args.batch_size < 1:
-        raise UserInputError(f"--batch-size must be >= 1; received {args.batch_size}.")
+    check_int("--batch-size", args.batch_size)
     if args.beam_size is not None:
         check_beam_size(args.beam_size)  # before loading the model
     jit_compile = args.jit_compile

@@ -7,7 +7,7 @@ import numpy as np
 from keras_transformer import data, models
 from keras_transformer.data.batching.classification import classification_dataset
 from keras_transformer.models.config import TransformerConfig
-from keras_transformer.training.fitting import classifier_compile
+from keras_transformer.training.fitting import build_optimizer, classifier_compile
 from keras_transformer.training.optimizer import paper_adam
 
 __all__ = ["build_fine_tuned_classifier", "compare_fine_tuning", "fine_tune"]

@@ -178,6 +178,10 @@ def test_nan_before_any_checkpoint_is_a_clear_error(tmp_path, monkeypatch, capsy
         (["train", "--label-smoothing", "1.5"], "--label-smoothing"),
         (["train", "--strategy", "multiworker", "--out", "runs/not-there"], "TF_CONFIG"),
         (["translate", "/no/such/run", "hello"], "/no/such/run does not exist"),
+        (
+            ["translate", "/no/such/run", "--batch-size", "0", "hello"],
+            "--batch-size must be a positive integer; received --batch-size=0",
+        ),
         (["export", "/no/such/run", "--out", "/tmp/x"], "/no/such/run does not exist"),
     ],
 )
