@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 
-from keras_transformer.choices import JIT_COMPILE
+from keras_transformer.choices import FEW_TEXTS, JIT_COMPILE
 from keras_transformer.commands._arguments import OneLineArgumentParser, add_search_options
 from keras_transformer.errors import UserInputError
 
@@ -18,10 +18,6 @@ DESCRIPTION = (
     "lines arrive: a batch goes as soon as the input pauses); prints one translation "
     "per line, an empty line for an empty input."
 )
-FEW_TEXTS = 256
-"""Up to this many TEXT arguments, `--jit-compile auto` is off: on this 2-core CPU XLA's first
-batch took 5-10 s against 4-5 s without it, and saved 0.01-0.2 s a batch after that
-(benchmarks/translate_startup.py)."""
 IDLE_SECONDS = 0.1  # stdin: a partial batch is translated once no line came for this long,
 MAX_WAIT_SECONDS = 0.5  # or once its first line has waited this long (a slow, steady writer)
 _END = object()  # the reader thread's last item
@@ -105,14 +101,13 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from keras_transformer._validation import check_beam_size, check_int
-    from keras_transformer.inference.translator import Translator
+    from keras_transformer.inference.translator import Translator, resolve_jit_compile
 
     check_int("--batch-size", args.batch_size)
     if args.beam_size is not None:
         check_beam_size(args.beam_size)  # before loading the model
-    jit_compile = args.jit_compile
-    if jit_compile == "auto" and args.texts and len(args.texts) <= FEW_TEXTS:
-        jit_compile = "off"  # a few texts: the first output comes sooner without compiling
+    texts = len(args.texts) if args.texts else None  # None: stdin, a stream
+    jit_compile = resolve_jit_compile(args.jit_compile, not args.no_cache, texts=texts)
     started = time.perf_counter()
     translator = Translator.from_run_dir(
         args.run_dir,
@@ -124,10 +119,12 @@ def run(args) -> int:
         loaded = _since(started)
         logger.info("translate: %s; loaded in %.1f s", describe(translator, args.run_dir), loaded)
     logger.info(
-        "translate: batches of up to %d texts, %s; each new batch size compiles once%s",
+        "translate: batches of up to %d texts, %s; %s",
         args.batch_size,
         translator.resolve_search(args.beam_size, args.alpha).describe(),
-        " (XLA, rounded up to a power of two)" if translator.jit_compile else "",
+        "XLA compiles each new batch size once, rounded up to a power of two"
+        if translator.jit_compile
+        else "no XLA: one trace serves every batch size",
     )
     interactive = not args.texts and sys.stdin.isatty()
     if args.texts:

@@ -11,7 +11,7 @@ import tensorflow as tf
 
 from keras_transformer._registration import missing_class_hint
 from keras_transformer._validation import check_alpha, check_beam_size, check_max_length
-from keras_transformer.choices import JIT_COMPILE
+from keras_transformer.choices import FEW_TEXTS, JIT_COMPILE
 from keras_transformer.data import WordPieceTokenizer, encode_source
 from keras_transformer.errors import OldWeightsLayoutError, UserInputError
 from keras_transformer.inference.decoding import GREEDY, Decoding, load_decoding
@@ -42,17 +42,23 @@ if not any(isinstance(f, _OneTracePerTranslator) for f in tf.get_logger().filter
     tf.get_logger().addFilter(_OneTracePerTranslator())
 
 
-def resolve_jit_compile(jit_compile: bool | str = "auto", use_cache: bool = True) -> bool:
+def resolve_jit_compile(
+    jit_compile: bool | str = "auto", use_cache: bool = True, texts: int | None = None
+) -> bool:
     """Whether to compile the ids -> ids search with XLA: the one rule of `Translator`,
-    `Translator.from_run_dir` and `keras-transformer translate --jit-compile`.
+    `Translator.from_run_dir`, `keras-transformer translate --jit-compile` and the searches a
+    `train` run evaluates with.
 
     "auto" turns XLA on for the cached search (3-4x faster than without it, even on a 2-core
     CPU) and, for the uncached one, only on a GPU: on a CPU its fixed-shape full-buffer steps
-    are slower than the growing prefix that the plain search re-runs.
+    are slower than the growing prefix that the plain search re-runs. Where the `texts` to
+    translate are known and few (`choices.FEW_TEXTS`), "auto" is off: compiling costs more
+    than it saves.
 
     Args:
         jit_compile: `True` or "on", `False` or "off", or "auto".
         use_cache: whether the search uses the key/value cache.
+        texts: how many texts will be translated, where known ahead; None: a stream.
 
     Returns:
         `True` to compile with XLA.
@@ -60,6 +66,8 @@ def resolve_jit_compile(jit_compile: bool | str = "auto", use_cache: bool = True
     Example:
     >>> resolve_jit_compile("auto", use_cache=True), resolve_jit_compile("off")
     (True, False)
+    >>> resolve_jit_compile("auto", texts=64), resolve_jit_compile("on", texts=64)
+    (False, True)
     """
     if isinstance(jit_compile, bool):
         return jit_compile
@@ -68,9 +76,11 @@ def resolve_jit_compile(jit_compile: bool | str = "auto", use_cache: bool = True
             f"jit_compile must be True, False, 'auto', 'on' or 'off'; received "
             f"jit_compile={jit_compile!r}."
         )
-    if jit_compile != "auto" or use_cache:
+    if jit_compile != "auto":
         return jit_compile != "off"
-    return bool(tf.config.list_physical_devices("GPU"))
+    if texts is not None and texts <= FEW_TEXTS:
+        return False
+    return use_cache or bool(tf.config.list_physical_devices("GPU"))
 
 
 RANKED_ALPHAS = 8

@@ -27,6 +27,34 @@ def large_negative(dtype) -> float:
     return -3e4 if keras.backend.standardize_dtype(dtype) == "float16" else -1e9
 
 
+def write_positions(cache, update, index):
+    """`cache` `(batch, 2, length, ...)` with `update` `(batch, 2, n, ...)` written at positions
+    `index, ..., index + n - 1` of axis 2.
+
+    `ops.slice_update`, except for a cache whose length is unknown when traced (the prefix the
+    search passes without XLA: `IncrementalDecoder(static_shapes=False)`) on TensorFlow. There
+    `slice_update` (`XlaDynamicUpdateSlice`) runs by compiling itself with XLA for every new
+    shape, 2-3 s on a 2-core CPU for each batch size a search meets; a scatter at the
+    `(row, key or value, position)` of each update is a plain TensorFlow kernel. A cache of fixed
+    length (XLA's whole buffer) keeps `slice_update`, which XLA updates in place.
+
+    Example:
+    >>> cache = ops.zeros((1, 2, 4, 1, 1))
+    >>> ops.convert_to_numpy(write_positions(cache, ops.ones((1, 2, 1, 1, 1)), 2))[0, 0, :, 0, 0]
+    array([0., 0., 1., 0.], dtype=float32)
+    """
+    if keras.backend.backend() != "tensorflow" or cache.shape[2] is not None:
+        return ops.slice_update(cache, [0, 0, index, 0, 0], update)
+    shape = ops.shape(update)
+    rows, kinds, positions = ops.meshgrid(
+        ops.arange(shape[0], dtype="int32"),
+        ops.arange(2, dtype="int32"),
+        ops.arange(shape[2], dtype="int32") + ops.cast(index, "int32"),
+        indexing="ij",
+    )
+    return ops.scatter_update(cache, ops.stack([rows, kinds, positions], axis=-1), update)
+
+
 def masked_softmax(scores, mask=None):
     """Float32 softmax over the last axis; keys where `mask` is False get weight 0.
 
@@ -291,7 +319,7 @@ class MultiHeadAttention(KerasAttentionCompat):
         if index is None:
             return cache
         update = ops.stack([self.key_dense(key), self.value_dense(value)], axis=1)
-        return ops.slice_update(cache, [0, 0, index, 0, 0], update)
+        return write_positions(cache, update, index)
 
     def compute_cache(self, value, key=None):
         """Keys and values of `value` (and `key`), `(batch, 2, kv_len, num_heads, key_dim)`.

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from keras_transformer.choices import FEW_TEXTS
 from keras_transformer.data import encode_source
 from keras_transformer.inference import (
     IncrementalDecoder,
@@ -61,6 +62,17 @@ def test_uncached_full_buffer_equals_prefix(translators):
         )
 
 
+def test_the_search_without_xla_runs_no_xla_op(varied_run):
+    """Without XLA no op of the search compiles itself: `XlaDynamicUpdateSlice` (the cache
+    write) did, for every new batch size, 2-3 s each on a 2-core CPU."""
+    translator = Translator.from_run_dir(varied_run, jit_compile=False)
+    for beam_size in (1, 3):
+        graph = translator._ranked_search(beam_size).get_concrete_function().graph.as_graph_def()
+        kinds = {node.op for node in graph.node}
+        kinds |= {node.op for function in graph.library.function for node in function.node_def}
+        assert not any(kind.startswith("Xla") for kind in kinds), sorted(kinds)
+
+
 def test_defaults_are_those_of_the_command_line_and_the_cache_changes_nothing(varied_run):
     """`jit_compile="auto"`, as `keras-transformer translate`: XLA for the cached search, for
     the uncached one only on a GPU; the two give the same translations."""
@@ -70,6 +82,10 @@ def test_defaults_are_those_of_the_command_line_and_the_cache_changes_nothing(va
     assert (cached.jit_compile, uncached.jit_compile) == (True, gpu)
     assert resolve_jit_compile("auto", use_cache=False) is gpu
     assert resolve_jit_compile("off") is False and resolve_jit_compile("on", False) is True
+    # a few texts known ahead (translate's TEXT arguments, a run's evaluation): no compiling
+    assert resolve_jit_compile("auto", texts=FEW_TEXTS) is False
+    assert resolve_jit_compile("auto", texts=FEW_TEXTS + 1) is True
+    assert resolve_jit_compile("on", texts=1) is True
     for beam_size in (1, 3):
         assert cached(TEXTS, beam_size=beam_size) == uncached(TEXTS, beam_size=beam_size)
 

@@ -211,6 +211,42 @@ def test_incremental_decoding_with_cache_equals_full_causal_pass():
     np.testing.assert_allclose(np.concatenate(steps, axis=1), full, atol=1e-5)
 
 
+@pytest.mark.parametrize(("written", "index"), [(1, 0), (1, 5), (3, 2)])
+def test_write_positions_is_slice_update(written, index):
+    """The cache write: NumPy's slice assignment, for one position or several, at the ends."""
+    from keras_transformer.layers.attention import write_positions
+
+    cache = RNG.normal(size=(3, 2, 6, 2, 4)).astype("float32")
+    update = RNG.normal(size=(3, 2, written, 2, 4)).astype("float32")
+    expected = cache.copy()
+    expected[:, :, index : index + written] = update
+    got = write_positions(keras.ops.convert_to_tensor(cache), update, index)
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(got), expected)
+
+
+@pytest.mark.requires_tensorflow("checks the TensorFlow graph's ops")
+def test_a_cache_of_unknown_length_is_written_without_xla_and_alike():
+    """Traced with the cache's length unknown (the search without XLA), the write is a plain
+    TensorFlow scatter: `XlaDynamicUpdateSlice` compiled itself anew for every batch size."""
+    import tensorflow as tf
+
+    from keras_transformer.layers.attention import write_positions
+
+    specs = [
+        tf.TensorSpec([None, 2, None, 2, 4]),
+        tf.TensorSpec([None, 2, 1, 2, 4]),
+        tf.TensorSpec([], tf.int32),
+    ]
+    write = tf.function(write_positions, input_signature=specs, autograph=False)
+    kinds = {op.type for op in write.get_concrete_function().graph.get_operations()}
+    assert not any(kind.startswith("Xla") for kind in kinds), kinds
+    cache = RNG.normal(size=(2, 2, 5, 2, 4)).astype("float32")
+    update = RNG.normal(size=(2, 2, 1, 2, 4)).astype("float32")
+    expected = cache.copy()
+    expected[:, :, 4:5] = update
+    np.testing.assert_array_equal(write(cache, update, tf.constant(4)).numpy(), expected)
+
+
 def test_read_only_cache_equals_cross_attention():
     q = RNG.normal(size=(2, 3, 8)).astype("float32")
     ctx = RNG.normal(size=(2, 5, 8)).astype("float32")

@@ -2,7 +2,7 @@
 
 from keras_transformer import models
 from keras_transformer.data.batching.prefix import prefix_dataset
-from keras_transformer.inference.translator import PrefixTranslator
+from keras_transformer.inference.translator import PrefixTranslator, resolve_jit_compile
 from keras_transformer.training.datasets import check_full_batch, with_known_length
 from keras_transformer.training.evaluation import decoding_seconds, translation_metrics
 from keras_transformer.training.plan import Batches
@@ -41,10 +41,14 @@ class PrefixRecipe(Recipe):
         return Batches(train, dataset(task.validation, False), test, tokens)
 
     def translator(self, model) -> PrefixTranslator:
-        """One `PrefixTranslator`: its search is compiled once."""
+        """One `PrefixTranslator`: its search is compiled once (with XLA unless the test pairs
+        are few: `resolve_jit_compile`)."""
         if self._translator is None:
             tokenizer = self.tokenizers["joint"]
-            self._translator = PrefixTranslator(model, tokenizer, max_length=self.plan.max_length)
+            xla = resolve_jit_compile("auto", texts=len(self.task.test))
+            self._translator = PrefixTranslator(
+                model, tokenizer, max_length=self.plan.max_length, jit_compile=xla
+            )
         return self._translator
 
     def build(self):

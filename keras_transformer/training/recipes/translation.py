@@ -9,7 +9,7 @@ import warnings
 import keras
 
 from keras_transformer import data, models
-from keras_transformer.inference import Translator
+from keras_transformer.inference import Translator, resolve_jit_compile
 from keras_transformer.inference.decoding import (
     CHOICE_PAIRS,
     GREEDY,
@@ -108,10 +108,15 @@ class TranslationRecipe(Recipe):
         return {**self._vocab_sizes(), **self.plan.measured}
 
     def translator(self, model) -> Translator:
-        """One `Translator` of `model`: its search is compiled once (a budget probes it early)."""
+        """One `Translator` of `model`: its search is compiled once (a budget probes it early),
+        with XLA unless the pairs it translates are few (`resolve_jit_compile`)."""
         if self._translator is None:
             source, target = self.tokenizers["source"], self.tokenizers["target"]
-            self._translator = Translator(model, source, target, max_length=self.plan.max_length)
+            texts = len(self.pairs.all_choice) + len(self.pairs.all_test)
+            xla = resolve_jit_compile("auto", texts=texts)
+            self._translator = Translator(
+                model, source, target, max_length=self.plan.max_length, jit_compile=xla
+            )
         return self._translator
 
     def search(self, model):
