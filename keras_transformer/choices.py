@@ -61,9 +61,10 @@ JIT_COMPILE: tuple[str, ...] = ("auto", "on", "off")
 
 FEW_TEXTS = 256
 """Up to this many texts known ahead (`translate`'s TEXT arguments, the pairs a `train` run
-evaluates on), a search's `jit_compile="auto"` is off (`inference.resolve_jit_compile`): on this
-2-core CPU XLA's first batch took 5-10 s against 4-5 s without it, and saved 0.01-0.2 s a batch
-after that (benchmarks/translate_startup.py)."""
+evaluates on), a search's `jit_compile="auto"` is off (`inference.resolve_jit_compile`): XLA
+compiles each search and batch size, seconds each on a 2-core CPU, and saved 0.01-0.2 s a batch
+after that (benchmarks/translate_startup.py; docs/performance.md, "What `translate` runs by
+default")."""
 
 COMPARISON_SIZES: tuple[str, ...] = ("tiny", "quick", "full")
 """`keras-transformer compare --size`: the keys of `analysis.comparison.SIZES`."""

@@ -33,3 +33,28 @@ def test_learning_rate_argument_is_rejected():
 def test_invalid_schedule_arguments_are_reported():
     with pytest.raises(ValueError, match="warmup_steps=0"):
         make_optimizer(16, warmup_steps=0)
+
+
+def test_compile_model_builds_the_optimizer_so_fit_traces_its_step_once(monkeypatch):
+    """`compile_model` makes Adam's moments when it compiles: made inside `fit`'s first traced
+    step instead, they made TensorFlow trace that step twice (benchmarks/first_epoch.py)."""
+    from types import SimpleNamespace
+
+    from keras_transformer.models import build_transformer
+    from keras_transformer.training.fitting import compile_model
+
+    traces = []
+    train_step = keras.Model.train_step
+    monkeypatch.setattr(
+        keras.Model, "train_step", lambda self, data: traces.append(1) or train_step(self, data)
+    )
+    model = build_transformer(30, 30, num_layers=1, d_model=8, num_heads=2, dff=16, max_length=7)
+    plan = SimpleNamespace(
+        learning_rate=1e-3, settings=SimpleNamespace(label_smoothing=0.0), xla=False
+    )
+    compile_model(model, plan)
+    assert model.optimizer.built and len(model.optimizer.variables) > 2  # the moments exist
+    rng = np.random.default_rng(0)
+    inputs = {"source": rng.integers(1, 30, (8, 6)), "target": rng.integers(1, 30, (8, 6))}
+    model.fit(inputs, rng.integers(1, 30, (8, 6)), batch_size=4, epochs=1, verbose=0)
+    assert len(traces) == 1
