@@ -23,7 +23,7 @@ DECODING_FILE = "decoding.json"
 (`inference.decoding`)."""
 
 RUN_FILES = ("config.json", "history.csv", "metrics.json", "model.keras", STATE, DECODING_FILE)
-RUN_FOLDERS = ("backup", "checkpoints", "logs", "plots", "tokenizers")
+RUN_FOLDERS = ("backup", "checkpoints", "fine_tuning", "logs", "plots", "tokenizers")
 """What a run directory holds: `--overwrite` deletes these names, and nothing else."""
 
 IGNORED_SETTINGS = ("overwrite", "out")
@@ -86,13 +86,7 @@ class RunDirectory:
 
     def update_state(self, **values: Any) -> None:
         """Sets `values` in `state.json` (created if missing), atomically."""
-        state = {**self.state(), **values}
-        partial = self.file(f".partial-{STATE}")
-        with open(partial, "w", encoding="utf-8") as handle:
-            json.dump(state, handle, indent=2, ensure_ascii=False)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(partial, self.file(STATE))
+        self.write_json(STATE, {**self.state(), **values})
 
     def is_unfinished(self) -> bool:
         """Whether it holds a run that was started and not finished (no `metrics.json`)."""
@@ -132,6 +126,13 @@ class RunDirectory:
                 f"{run_dir} holds an unfinished run started with other settings ({differences}); "
                 "resume it with its old settings, or pass --overwrite to start it again."
             )
+
+    def finished_metrics(self, config: Any) -> dict[str, Any] | None:
+        """The `metrics.json` of a finished run started with the settings of `config`, else
+        None: a run of several parts (`pretrain`'s fine-tuning) skips what it has done."""
+        if not os.path.isfile(self.file("metrics.json")) or self.changed_settings(config):
+            return None
+        return self.read_json("metrics.json")
 
     def overwrites(self, config: Any) -> bool:
         """Whether `config` (with `--overwrite`) clears it: a finished run, or an unfinished one
@@ -189,9 +190,14 @@ class RunDirectory:
         return self
 
     def write_json(self, name: str, content: dict) -> None:
-        """`content` as indented UTF-8 JSON (accents kept) in file `name`."""
-        with open(self.file(name), "w", encoding="utf-8") as handle:
+        """`content` as indented UTF-8 JSON (accents kept) in file `name`, atomically (a
+        rewritten `metrics.json` or `state.json` is never half a file)."""
+        partial = self.file(f".partial-{name}")
+        with open(partial, "w", encoding="utf-8") as handle:
             json.dump(content, handle, indent=2, ensure_ascii=False)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(partial, self.file(name))
 
     def write_config(self, config: Any, **extra: Any) -> None:
         """`config.json`: the settings of `config` (`TrainConfig.settings`), its `run_dir`,

@@ -1,6 +1,8 @@
-"""`keras-transformer pretrain`: masked-LM pre-training of an encoder, then the fine-tuning test."""
+"""`keras-transformer pretrain`: masked-LM pre-training of an encoder, then the fine-tuning test
+(two `train` runs, `fine_tuning.compare_fine_tuning`)."""
 
 import argparse
+import os
 
 from keras_transformer.choices import SEQUENCE_TASKS
 from keras_transformer.commands._arguments import (
@@ -78,6 +80,7 @@ def _pretrain(args) -> int:
         print(
             f"fine-tuning on {tuned['task']} ({tuned['num_train']} labelled texts), test "
             f"accuracy: pre-trained {tuned['pretrained_test_accuracy']:.3f}, from scratch "
-            f"{tuned['scratch_test_accuracy']:.3f} (chance {tuned['chance_accuracy']:.3f})"
+            f"{tuned['scratch_test_accuracy']:.3f} (chance {tuned['chance_accuracy']:.3f}); "
+            f"the two train runs: {os.path.dirname(tuned['pretrained']['run_dir'])}/"
         )
     return 0

@@ -154,6 +154,12 @@ def register(sub) -> None:
         "--task reviews or imdb)",
     )
     p.add_argument(
+        "--fresh-weights",
+        action="store_true",
+        help="with --init-from: take that run's vocabulary and sizes but start from new random "
+        "weights (the from-scratch side of a fine-tuning comparison)",
+    )
+    p.add_argument(
         "--freeze-embeddings",
         action="store_true",
         help="keep the token embeddings fixed (classification on a small labelled set)",

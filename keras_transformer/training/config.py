@@ -145,6 +145,7 @@ class TrainConfig:
     architecture: str = "encoder-decoder"
     learning_rate: float | None = None
     init_from: str | None = None
+    fresh_weights: bool = False  # with init_from: its vocabulary and sizes, new random weights
     freeze_embeddings: bool = False
     skip_malformed: bool = False
     columns: str | None = None  # --task tsv / spa_eng: 1-based source,target columns ("2,1")
@@ -208,6 +209,11 @@ class TrainConfig:
                 "encoder-decoder or decoder-only) or fine-tunes a pre-trained encoder "
                 "(--architecture encoder --task reviews or imdb); received --architecture "
                 f"{self.architecture} --task {self.task}."
+            )
+        if self.fresh_weights and self.init_from is None:
+            raise UserInputError(
+                "--fresh-weights takes the vocabulary and sizes of --init-from RUN_DIR with new "
+                "random weights; give --init-from, or drop --fresh-weights."
             )
         if self.columns is not None:  # "2,2" fails here, before minutes of data work
             from keras_transformer.data.tasks.tsv import parse_columns

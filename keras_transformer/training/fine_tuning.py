@@ -1,16 +1,21 @@
-"""Fine-tuning a pre-trained encoder as a classifier: the model of the `sequence` recipe and
-the quick comparison (`fine_tune`, `compare_fine_tuning`) a pre-training run ends with."""
+"""Fine-tuning a pre-trained encoder as a classifier: the model of the `sequence` recipe, and
+the comparison a pre-training run ends with (`compare_fine_tuning`): two `train` runs that differ
+only in their start."""
+
+import os
 
 import keras
-import numpy as np
 
-from keras_transformer import data, models
-from keras_transformer.data.batching.classification import classification_dataset
+from keras_transformer import models
 from keras_transformer.models.config import TransformerConfig
-from keras_transformer.training.fitting import build_optimizer, classifier_compile
-from keras_transformer.training.optimizer import paper_adam
+from keras_transformer.runs import RunDirectory
+from keras_transformer.training.config import TrainConfig
 
-__all__ = ["build_fine_tuned_classifier", "compare_fine_tuning", "fine_tune"]
+__all__ = ["STARTS", "build_fine_tuned_classifier", "compare_fine_tuning", "fine_tuning_config"]
+
+STARTS = ("pretrained", "scratch")
+"""The two starts of the comparison: the pre-trained encoder's weights, or new random weights
+(`--fresh-weights`) with the same vocabulary and sizes."""
 
 
 def build_fine_tuned_classifier(
@@ -34,92 +39,75 @@ def build_fine_tuned_classifier(
     return model, transferred
 
 
-def fine_tune(
-    task: data.Task,
-    tokenizer: data.WordPieceTokenizer,
-    sizes: TransformerConfig | dict,
+def fine_tuning_config(
+    run_dir: str,
+    start: str,
+    task: str = "reviews",
     *,
-    pretrained: keras.Model | None,
-    epochs: int,
-    batch_size: int,
-    learning_rate: float,
+    epochs: int = 30,
+    batch_size: int = 32,
+    learning_rate: float = 1e-3,
     seed: int = 0,
-    pooling: str = "cls",
-    freeze_embeddings: bool = True,
-) -> dict:
-    """Trains a `build_classifier` on `task` and returns its accuracies.
+    dropout: float | None = None,
+    jit_compile: str = "auto",
+    out: str | None = None,
+) -> TrainConfig:
+    """The `train` run that fine-tunes the pre-training run `run_dir` on `task` from `start`.
 
-    Calls differing only in `pretrained` measure pre-training (`build_fine_tuned_classifier`).
+    It is `keras-transformer train --task TASK --architecture encoder --init-from RUN_DIR
+    --freeze-embeddings` (and `--fresh-weights` from scratch) with the recipe given here: both
+    starts read the same vocabulary and sizes, and keep the token embeddings fixed (else the few
+    labelled texts move the embeddings of the words they show and leave the others behind).
 
     Args:
-        task: a sequence-classification `Task` (`(text, label)` pairs).
-        tokenizer: the tokenizer of the pre-training run.
-        sizes: the encoder's `TransformerConfig` (or a dict of its fields).
-        pretrained: a masked language model whose encoder initialises the classifier, or None.
-        epochs, batch_size, learning_rate, seed: the training recipe.
-        pooling: `"cls"` or `"mean"`.
-        freeze_embeddings: keep the token embeddings fixed (both starts alike).
-
-    Returns:
-        `{"test_accuracy", "validation_accuracy", "train_accuracy", "transferred_layers"}`.
+        run_dir: a finished `pretrain` run directory.
+        start: one of `STARTS`.
+        task: a sequence-classification task (`reviews`, `imdb`).
+        epochs, batch_size, learning_rate, seed: the fine-tuning recipe (a constant rate).
+        dropout: the classifier's dropout (None: `train`'s default for the task).
+        jit_compile: as `train --jit-compile`.
+        out: the run directory (default: `RUN_DIR/fine_tuning/<start>`).
     """
-    class_names = sorted({label for _, label in task.train})
-    if not isinstance(sizes, TransformerConfig):
-        sizes = TransformerConfig.from_dict(sizes)
-    keras.utils.set_random_seed(seed)
-    model, transferred = build_fine_tuned_classifier(
-        tokenizer.vocab_size,
-        len(class_names),
-        sizes,
-        pretrained=pretrained,
-        freeze_embeddings=freeze_embeddings,
-        pooling=pooling,
+    if start not in STARTS:
+        raise ValueError(f"start={start!r} is not one of {STARTS}")
+    return TrainConfig(
+        task=task,
+        architecture="encoder",
+        init_from=str(run_dir),
+        fresh_weights=start == "scratch",
+        freeze_embeddings=True,
+        epochs=epochs,
+        batch_size=batch_size,
+        learning_rate=learning_rate,
+        seed=seed,
+        dropout=dropout,
+        jit_compile=jit_compile,
+        out=out or os.path.join(str(run_dir), "fine_tuning", start),
     )
-    model.compile(optimizer=paper_adam(learning_rate), **classifier_compile())
-    build_optimizer(model)
-
-    def dataset(split, shuffle=False):
-        return classification_dataset(
-            task.split(split),
-            tokenizer,
-            class_names,
-            batch_size=batch_size,
-            max_length=sizes.max_length,
-            seed=seed,
-            shuffle=shuffle,
-        )
-
-    model.fit(dataset("train", shuffle=True), epochs=epochs, shuffle=False, verbose=0)
-    result = {"transferred_layers": transferred}
-    for split in ("train", "validation", "test"):
-        if task.split(split):
-            result[f"{split}_accuracy"] = float(model.evaluate(dataset(split), verbose=0)[1])
-    return result
 
 
-def compare_fine_tuning(
-    pretrained: keras.Model,
-    tokenizer: data.WordPieceTokenizer,
-    task: data.Task,
-    sizes: TransformerConfig | dict,
-    **recipe,
-) -> dict:
-    """`fine_tune` from the pre-trained encoder and from scratch, same recipe.
+def compare_fine_tuning(run_dir: str, task: str = "reviews", **recipe) -> dict:
+    """Fine-tunes the pre-training run `run_dir` on `task` from each of `STARTS`: two `train`
+    runs (`fine_tuning_config(run_dir, start, task, **recipe)`), each resumed where it stopped
+    and skipped once finished with the same settings.
 
     Returns:
-        `{"task", "num_train", "num_test", "<start>_test_accuracy", "chance_accuracy", <start>}`.
+        `{"task", "num_train", "num_test", "<start>_test_accuracy", "chance_accuracy", <start>}`,
+        each `<start>` that run's `metrics.json` and its `run_dir`.
     """
-    runs = {
-        start: fine_tune(task, tokenizer, sizes, pretrained=model, **recipe)
-        for start, model in (("pretrained", pretrained), ("scratch", None))
-    }
-    counts = np.unique([label for _, label in task.test], return_counts=True)[1]
+    from keras_transformer.training.run import train  # the one training path
+
+    runs = {}
+    for start in STARTS:
+        config = fine_tuning_config(run_dir, start, task, **recipe)
+        finished = RunDirectory(config.run_dir).finished_metrics(config)
+        runs[start] = {**(finished or train(config)), "run_dir": config.run_dir}
+    pretrained = runs["pretrained"]
     return {
-        "task": task.name,
-        "num_train": len(task.train),
-        "num_test": len(task.test),
-        "pretrained_test_accuracy": runs["pretrained"]["test_accuracy"],
-        "scratch_test_accuracy": runs["scratch"]["test_accuracy"],
-        "chance_accuracy": float(counts.max() / counts.sum()),
+        "task": task,
+        "num_train": pretrained["num_train"],
+        "num_test": pretrained["num_test"],
+        **{f"{start}_test_accuracy": runs[start]["test_accuracy"] for start in STARTS},
+        "chance_accuracy": pretrained["chance_accuracy"],
         **runs,
     }

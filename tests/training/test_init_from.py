@@ -67,6 +67,22 @@ def test_a_continued_run_starts_from_the_old_weights(first_run, tmp_path):
     assert (out / "tokenizers" / "source" / "vocab.txt").read_text() == old_vocab
 
 
+def test_fresh_weights_take_the_runs_vocabulary_and_sizes_not_its_weights(first_run, tmp_path):
+    """`--fresh-weights`: the old run's tokenizers and sizes, new random weights. With the same
+    seed and data the first epoch is the old run's first, not a continuation of its last."""
+    out = tmp_path / "fresh"
+    argv = ["train", *TINY, "--epochs", "1", "--init-from", str(first_run), "--out", str(out)]
+    assert main([*argv, "--fresh-weights"]) == 0
+    old = read_history(str(first_run / "history.csv"))["loss"]
+    new = read_history(str(out / "history.csv"))["loss"]
+    assert abs(new[0] - old[0]) < 0.05 * (old[0] - old[-1]), (old, new)
+    config = json.loads((out / "config.json").read_text())
+    assert config["fresh_weights"] is True
+    assert (config["d_model"], config["num_layers"], config["dff"]) == (32, 1, 64)  # the run's
+    old_vocab = (first_run / "tokenizers" / "target" / "vocab.txt").read_text()
+    assert (out / "tokenizers" / "target" / "vocab.txt").read_text() == old_vocab
+
+
 @pytest.mark.parametrize(
     "extra, message",
     [

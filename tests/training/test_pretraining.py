@@ -23,6 +23,7 @@ def pretrained(tmp_path_factory):
     corpus.write_text("\n".join(reviews_corpus(600, seed=4)) + "\n\n", encoding="utf-8")
     out = root / "run"
     argv = ["pretrain", "--corpus", str(corpus), *TINY, "--epochs", "2", "--out", str(out)]
+    argv += ["--finetune-task", "reviews", "--finetune-epochs", "2"]  # two train runs follow
     assert main(argv) == 0
     return out
 
@@ -39,9 +40,8 @@ def test_run_directory_and_reload(pretrained):
     )
     config = json.loads((pretrained / "config.json").read_text())
     metrics = json.loads((pretrained / "metrics.json").read_text())
-    assert config["objective"] == "masked-lm" and config["finetune_task"] is None
+    assert config["objective"] == "masked-lm" and config["finetune_task"] == "reviews"
     assert config["num_train_texts"] + config["num_validation_texts"] == 600  # blank lines skipped
-    assert "fine_tuning" not in metrics
     assert 0.0 < metrics["validation_masked_accuracy"] <= 1.0
     model = keras.models.load_model(pretrained / "model.keras", safe_mode=True)
     assert model.count_params() == metrics["parameters"]
@@ -72,6 +72,93 @@ def test_pretraining_is_train_with_the_masked_lm_recipe(pretrained):
     metrics = json.loads((pretrained / "metrics.json").read_text())
     assert metrics["run_parts"] == 1 and metrics["architecture"] == "encoder"
     assert {"setup_seconds", "evaluation_seconds", "wall_seconds"} <= set(metrics)
+
+
+def _weights(model, layer):
+    return model.get_layer(layer).get_weights()
+
+
+def test_pretrain_ends_with_two_train_runs_that_differ_only_in_their_start(pretrained):
+    """`pretrain --finetune-task` fine-tunes through `train`: two run directories under
+    `fine_tuning/`, the same settings but `--fresh-weights`, the pre-training run's vocabulary
+    and sizes in both, its weights in one; the comparison in the pre-training's metrics."""
+    from keras_transformer.training.fine_tuning import STARTS
+
+    tuned = json.loads((pretrained / "metrics.json").read_text())["fine_tuning"]
+    mlm = keras.models.load_model(pretrained / "model.keras", safe_mode=True)
+    vocab = (pretrained / "tokenizers/source/vocab.txt").read_text()
+    configs = {}
+    for start in STARTS:
+        run = pretrained / "fine_tuning" / start
+        assert tuned[start]["run_dir"] == str(run)
+        metrics = json.loads((run / "metrics.json").read_text())
+        assert tuned[f"{start}_test_accuracy"] == metrics["test_accuracy"]
+        assert metrics["epochs_run"] == 2 and metrics["fresh_weights"] == (start == "scratch")
+        assert 0.0 <= metrics["train_accuracy"] <= 1.0 and metrics["num_train"] == 128
+        configs[start] = json.loads((run / "config.json").read_text())
+        assert configs[start]["model_sizes"]["d_model"] == 16  # the pre-training run's
+        assert (run / "tokenizers/source/vocab.txt").read_text() == vocab
+        classifier = keras.models.load_model(run / "model.keras", safe_mode=True)
+        same = [
+            np.array_equal(a, b)
+            for a, b in zip(
+                _weights(mlm, "encoder_embedding"),
+                _weights(classifier, "encoder_embedding"),
+                strict=True,
+            )
+        ]
+        assert all(same) if start == "pretrained" else not any(same)  # frozen in both
+    assert tuned["pretrained"]["transferred_layers"] == ["encoder_embedding", "encoder_layer_0"]
+    assert tuned["scratch"]["transferred_layers"] == []
+    differ = {k for k in configs["scratch"] if configs["scratch"][k] != configs["pretrained"][k]}
+    assert differ <= {"fresh_weights", "out", "run_dir", "keras_version", "tensorflow_version"}
+    assert "fresh_weights" in differ and tuned["task"] == "reviews" and tuned["num_test"] > 0
+
+
+def test_pretrain_resumes_the_fine_tuning_it_did_not_finish(tmp_path, monkeypatch):
+    """The fine-tuning is part of the job: interrupted there, the same command skips the
+    finished pre-training and fine-tuning run and resumes the other; once all are finished, it
+    is refused as every finished run is."""
+    from keras_transformer.runs import RunDirectory
+    from keras_transformer.training import pretraining, run
+
+    trained, stop_at = [], []
+
+    def fake_train(config, started=None):  # writes what a finished run leaves, nothing more
+        trained.append(config.run_dir)
+        if config.run_dir in stop_at:
+            raise KeyboardInterrupt
+        directory = RunDirectory(config.run_dir)
+        directory.check_writable(config)  # what train checks first
+        directory.make().write_json("config.json", dict(config.settings))
+        metrics = {"test_accuracy": 0.5, "chance_accuracy": 0.5, "num_train": 8, "num_test": 4}
+        directory.write_json("metrics.json", metrics)
+        return dict(metrics)
+
+    monkeypatch.setattr(pretraining, "train", fake_train)
+    monkeypatch.setattr(run, "train", fake_train)
+    config = PretrainConfig(out=str(tmp_path / "mlm"), finetune_task="reviews")
+    arms = [str(tmp_path / "mlm" / "fine_tuning" / start) for start in ("pretrained", "scratch")]
+    stop_at.append(arms[1])
+    with pytest.raises(KeyboardInterrupt):
+        pretraining.pretrain(config)
+    assert trained == [config.run_dir, *arms]
+    assert "fine_tuning" not in json.loads((tmp_path / "mlm" / "metrics.json").read_text())
+    trained.clear(), stop_at.clear()
+    metrics = pretraining.pretrain(config)  # the same command
+    assert trained == [arms[1]]  # the pre-training and the first start were done
+    assert metrics["fine_tuning"]["scratch"]["run_dir"] == arms[1]
+    assert json.loads((tmp_path / "mlm" / "metrics.json").read_text()) == metrics
+    with pytest.raises(FileExistsError, match="already holds a finished run"):
+        pretraining.pretrain(config)
+
+
+def test_fresh_weights_needs_init_from():
+    from keras_transformer.errors import UserInputError
+    from keras_transformer.training.config import TrainConfig
+
+    with pytest.raises(UserInputError, match="--fresh-weights takes the vocabulary and sizes"):
+        TrainConfig(task="reviews", architecture="encoder", fresh_weights=True)
 
 
 def test_fine_tuning_starts_from_the_pretrained_encoder(pretrained, tmp_path):

@@ -57,6 +57,12 @@ class Recipe:
         """The model (inside the strategy's scope)."""
         raise NotImplementedError
 
+    @property
+    def start_weights(self):
+        """What `--init-from` names, whose weights `build` starts from; None without it or with
+        `--fresh-weights` (its vocabulary and sizes only)."""
+        return None if self.plan.settings.fresh_weights else self.init
+
     def compile_options(self) -> dict:
         """`loss` and `metrics` of `compile` (none: the masked loss and accuracies)."""
         return {}

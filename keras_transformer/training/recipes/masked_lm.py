@@ -1,17 +1,12 @@
 """BERT's masked-language-model pre-training of an encoder (new masks every epoch), on the texts
-of `load_data`'s corpus; the evaluation ends with the fine-tuning comparison
-(`compare_fine_tuning`) on `settings.finetune_task`."""
-
-import logging
+of `load_data`'s corpus. The fine-tuning comparison that follows is two `train` runs of their own
+(`pretraining.pretrain`, `fine_tuning.compare_fine_tuning`)."""
 
 from keras_transformer import data, models
 from keras_transformer.data.batching.masking import make_mlm_dataset
-from keras_transformer.training.fine_tuning import compare_fine_tuning
 from keras_transformer.training.plan import Batches
 from keras_transformer.training.pretrain_config import OBJECTIVE
 from keras_transformer.training.recipes.base import Recipe
-
-logger = logging.getLogger(__name__)
 
 
 def _texts(task, split: str) -> list[str]:
@@ -31,10 +26,8 @@ def _dataset(settings, texts, tokenizer, max_length: int, training: bool):
 
 
 class MaskedLMRecipe(Recipe):
-    """An encoder that predicts masked pieces (`PretrainConfig`); its evaluation fine-tunes it on
-    `--finetune-task` where one is given."""
-
-    EVALUATING = "while evaluating and fine-tuning (pre-training is done)"
+    """An encoder that predicts masked pieces (`PretrainConfig`), scored on the held-out
+    texts."""
 
     @staticmethod
     def vocabularies(settings, task, init, vocab_size):
@@ -65,28 +58,9 @@ class MaskedLMRecipe(Recipe):
         validation = _texts(self.task, "validation")
         batches = _dataset(settings, validation, tokenizer, self.plan.max_length, False)
         scores = model.evaluate(batches, verbose=0, return_dict=True)
-        metrics = {
+        return {
             "objective": OBJECTIVE,
             "validation_masked_loss": float(scores["loss"]),
             "validation_masked_accuracy": float(scores["masked_accuracy"]),
             "num_train_texts": len(self.task.train),
         }
-        if settings.finetune_task is not None:
-            labelled = data.load_task(settings.finetune_task, seed=settings.seed)
-            logger.info(
-                "fine-tuning on %s (%d labelled training texts), from the pre-trained encoder "
-                "and from scratch",
-                labelled.name,
-                len(labelled.train),
-            )
-            metrics["fine_tuning"] = compare_fine_tuning(
-                model,
-                tokenizer,
-                labelled,
-                self.plan.model,
-                epochs=settings.finetune_epochs,
-                batch_size=settings.finetune_batch_size,
-                learning_rate=settings.finetune_learning_rate,
-                seed=settings.seed,
-            )
-        return metrics

@@ -55,8 +55,8 @@ class PrefixRecipe(Recipe):
         model = models.build_language_model(
             self.tokenizers["joint"].vocab_size, config=self.plan.model
         )
-        if self.init is not None:
-            self.init.load_weights(model)
+        if self.start_weights is not None:
+            self.start_weights.load_weights(model)
         return model
 
     def config_extra(self) -> dict:

@@ -56,7 +56,7 @@ class SequenceRecipe(Recipe):
             self.tokenizers["source"].vocab_size,
             len(self.class_names),
             self.plan.model,
-            pretrained=None if self.init is None else self.init[0],
+            pretrained=None if self.start_weights is None else self.start_weights[0],
             freeze_embeddings=self.plan.settings.freeze_embeddings,
         )
         self.transferred = list(copied)
@@ -73,17 +73,30 @@ class SequenceRecipe(Recipe):
         }
 
     def evaluate(self, model, fit) -> dict:
+        """The accuracy on each split (on the training split: whether the classifier fits it),
+        the test loss, and the accuracy of always answering the most common test label."""
         settings, tokenizer = self.plan.settings, self.tokenizers["source"]
-        test = _dataset(
-            settings, self.task.test, tokenizer, self.class_names, self.plan.model.max_length, False
-        )
-        test_loss, test_accuracy = model.evaluate(with_known_length(test)[0], verbose=0)
+        scores = {}
+        for split in ("train", "validation", "test"):
+            batches = _dataset(
+                settings,
+                self.task.split(split),
+                tokenizer,
+                self.class_names,
+                self.plan.model.max_length,
+                False,
+            )
+            scores[split] = model.evaluate(with_known_length(batches)[0], verbose=0)
         counts = np.bincount([self.class_names.index(label) for _, label in self.task.test])
         return {
-            "test_accuracy": float(test_accuracy),
-            "test_loss": float(test_loss),
+            "test_accuracy": float(scores["test"][1]),
+            "test_loss": float(scores["test"][0]),
+            "train_accuracy": float(scores["train"][1]),
+            "validation_accuracy": float(scores["validation"][1]),
             "chance_accuracy": float(counts.max() / counts.sum()),
+            "num_train": len(self.task.train),
             "initialized_from": settings.init_from,
+            "fresh_weights": settings.fresh_weights,
             "transferred_layers": self.transferred,
             "samples": [],
         }

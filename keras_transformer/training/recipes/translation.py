@@ -95,8 +95,8 @@ class TranslationRecipe(Recipe):
 
     def build(self) -> keras.Model:
         model = models.build_transformer(**self._vocab_sizes(), config=self.plan.model)
-        if self.init is not None:
-            self.init.load_weights(model)
+        if self.start_weights is not None:
+            self.start_weights.load_weights(model)
         return model
 
     def _vocab_sizes(self) -> dict:
