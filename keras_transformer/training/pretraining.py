@@ -13,8 +13,8 @@ from keras_transformer.runs import RunDirectory
 from keras_transformer.training.fine_tuning import compare_fine_tuning, fine_tuning_config
 from keras_transformer.training.init_from import load_pretrained
 from keras_transformer.training.pretrain_config import PretrainConfig
-from keras_transformer.training.rundir import progress_logger
 from keras_transformer.training.run import train
+from keras_transformer.training.rundir import progress_logger
 
 __all__ = [
     "PretrainConfig",
