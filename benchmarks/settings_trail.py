@@ -11,6 +11,9 @@ returns). Run it from a checkout (`PYTHONPATH=<checkout>`) to compare two commit
     python benchmarks/settings_trail.py
     python benchmarks/settings_trail.py --show            # the trail itself, one stay a line
     python benchmarks/settings_trail.py -- train --task numbers --architecture encoder ...
+
+A command that makes several runs (`pretrain` with its fine-tuning: three `train` runs) gets a
+line per run, each run's own settings, then the line of the whole job.
 """
 
 from __future__ import annotations
@@ -47,15 +50,19 @@ DEFAULT = [
 ]
 
 
-def _carries_settings(value, kinds) -> bool:
-    if isinstance(value, kinds):
-        return True
-    holder = getattr(value, "__dict__", None)
-    return bool(holder) and any(isinstance(holder.get(k), kinds) for k in ("plan", "settings"))
+def _settings_of(value, kinds):
+    """The config `value` carries (itself, a plan's, or that of an object holding one), or None."""
+    if not isinstance(value, kinds):
+        holder = getattr(value, "__dict__", None) or {}
+        value = next(
+            (holder[k] for k in ("plan", "settings") if isinstance(holder.get(k), kinds)), None
+        )
+    return getattr(value, "settings", None) if not isinstance(value, kinds[0]) else value
 
 
-def trail(argv: list[str]) -> list[tuple[str, str]]:
-    """`(module, function)` of each call that receives the settings, in call order."""
+def trail(argv: list[str]) -> list[tuple[str, str, int]]:
+    """`(module, function, run)` of each call that receives the settings, in call order; `run`
+    numbers the configs met (a `pretrain` job is three `train` runs, each with its own)."""
     from keras_transformer import cli
     from keras_transformer.training.config import TrainConfig
 
@@ -65,7 +72,8 @@ def trail(argv: list[str]) -> list[tuple[str, str]]:
         kinds = (TrainConfig, RunPlan)
     except ImportError:
         kinds = (TrainConfig,)
-    calls: list[tuple[str, str]] = []
+    calls: list[tuple[str, str, int]] = []
+    runs: dict[int, int] = {}  # id(config) -> its number
 
     def profile(frame, event, arg):
         if event != "call":
@@ -75,8 +83,12 @@ def trail(argv: list[str]) -> list[tuple[str, str]]:
             return
         code = frame.f_code
         names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
-        if any(_carries_settings(frame.f_locals.get(name), kinds) for name in names):
-            calls.append((module, code.co_name))
+        for name in names:
+            config = _settings_of(frame.f_locals.get(name), kinds)
+            if config is not None:
+                run = runs.setdefault(id(config), len(runs) + 1)
+                calls.append((module, code.co_name, run))
+                break
 
     sys.setprofile(profile)
     try:
@@ -88,10 +100,10 @@ def trail(argv: list[str]) -> list[tuple[str, str]]:
     return calls
 
 
-def stays(calls: list[tuple[str, str]]) -> list[tuple[str, list[str]]]:
+def stays(calls) -> list[tuple[str, list[str]]]:
     """Consecutive calls in one module merged: `(module, [functions])`."""
     merged: list[tuple[str, list[str]]] = []
-    for module, function in calls:
+    for module, function, *_ in calls:
         if merged and merged[-1][0] == module:
             merged[-1][1].append(function)
         else:
@@ -108,17 +120,26 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as out:
         if "--out" not in argv:
             argv = [*argv, "--out", os.path.join(out, "run")]
-        merged = stays(trail(argv))
+        calls = trail(argv)
+    numbers = sorted({run for *_, run in calls})
+    if len(numbers) > 1:  # each run's own settings, then the whole job's
+        for run in numbers:
+            own = stays([call for call in calls if call[2] == run])
+            print(f"run {run}: " + _count(own, False))
+    print(("all runs: " if len(numbers) > 1 else "") + _count(stays(calls), args.show))
+
+
+def _count(merged, show: bool) -> str:
     seen, returns = set(), 0
     for number, (module, functions) in enumerate(merged, 1):
         returned = module in seen
         returns += returned
         seen.add(module)
-        if args.show:
+        if show:
             mark = "back to " if returned else ""
             names = ", ".join(dict.fromkeys(functions))
             print(f"{number:3d} {mark}{module.removeprefix('keras_transformer.')}: {names}")
-    print(f"stays {len(merged)}, places {len(seen)}, returns {returns}")
+    return f"stays {len(merged)}, places {len(seen)}, returns {returns}"
 
 
 if __name__ == "__main__":
