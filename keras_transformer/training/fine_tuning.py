@@ -7,6 +7,7 @@ import os
 import keras
 
 from keras_transformer import models
+from keras_transformer._validation import check_choice
 from keras_transformer.models.config import TransformerConfig
 from keras_transformer.runs import RunDirectory
 from keras_transformer.training.config import TrainConfig
@@ -68,8 +69,7 @@ def fine_tuning_config(
         jit_compile: as `train --jit-compile`.
         out: the run directory (default: `RUN_DIR/fine_tuning/<start>`).
     """
-    if start not in STARTS:
-        raise ValueError(f"start={start!r} is not one of {STARTS}")
+    check_choice("start", start, STARTS)
     return TrainConfig(
         task=task,
         architecture="encoder",
