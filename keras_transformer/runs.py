@@ -193,10 +193,14 @@ class RunDirectory:
         """`content` as indented UTF-8 JSON (accents kept) in file `name`, atomically (a
         rewritten `metrics.json` or `state.json` is never half a file)."""
         partial = self.file(f".partial-{name}")
-        with open(partial, "w", encoding="utf-8") as handle:
-            json.dump(content, handle, indent=2, ensure_ascii=False)
-            handle.flush()
-            os.fsync(handle.fileno())
+        try:
+            with open(partial, "w", encoding="utf-8") as handle:
+                json.dump(content, handle, indent=2, ensure_ascii=False)
+                handle.flush()
+                os.fsync(handle.fileno())
+        except BaseException:
+            os.remove(partial)
+            raise
         os.replace(partial, self.file(name))
 
     def write_config(self, config: Any, **extra: Any) -> None:

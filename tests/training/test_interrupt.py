@@ -365,3 +365,16 @@ def test_a_resumed_budget_run_gets_what_is_left_and_counts_every_part(tmp_path):
     # Both parts count (less each process's exit, after metrics.json is written).
     assert second + 0.5 * first <= metrics["wall_seconds"] <= first + second
     assert metrics["train_seconds"] >= state["train_seconds"]
+
+
+def test_a_write_that_fails_leaves_the_old_file_whole(tmp_path):
+    """`RunDirectory.write_json` writes a partial file and renames it: a write stopped halfway
+    (here, a value JSON cannot hold) leaves the earlier `metrics.json` as it was."""
+    run = RunDirectory(str(tmp_path))
+    run.write_json("metrics.json", {"test_accuracy": 0.5})
+    with pytest.raises(TypeError):
+        run.write_json("metrics.json", {"test_accuracy": 0.9, "fine_tuning": object()})
+    assert run.read_json("metrics.json") == {"test_accuracy": 0.5}
+    assert sorted(os.listdir(tmp_path)) == ["metrics.json"]  # no partial file left behind
+    run.update_state(epochs_run=2)  # state.json through the same writer
+    assert run.state() == {"epochs_run": 2}
