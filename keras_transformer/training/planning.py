@@ -169,8 +169,8 @@ def choose_max_length(stats: CorpusStats) -> int:
 
 
 def target_tokens(stats: CorpusStats) -> float:
-    """Target tokens of the corpus: 1.5 pieces per word, plus one `[END]` per pair."""
-    return stats.target_words * PIECES_PER_WORD + stats.num_pairs  # + [END]
+    """Target tokens of the corpus: `batch_tokens` of one batch of all its pairs."""
+    return batch_tokens(stats.num_pairs, stats.target_words, max(1, stats.num_pairs))
 
 
 def batch_tokens(
