@@ -308,12 +308,19 @@ class WordPieceTokenizer(tf.Module):
         self._tokens = tf.constant(vocab, dtype=tf.string)
         self._piece_text = tf.constant(pieces, dtype=tf.string)
         self._piece_is_suffix = tf.constant([_is_suffix(t) for t in vocab], dtype=tf.bool)
-        # Trace the id-consuming functions for the usual inputs so that
-        # tf.saved_model.save(tokenizer, ...) exports them (dense and ragged ids).
-        dense = [tf.TensorSpec([None, None], dtype) for dtype in (tf.int64, tf.int32)]
-        for spec in [*dense, tf.RaggedTensorSpec([None, None], tf.int64, ragged_rank=1)]:
-            self.detokenize.get_concrete_function(spec)
-            self.lookup.get_concrete_function(spec)
+
+    def _trackable_children(self, save_type="checkpoint", **kwargs):
+        """What `tf.saved_model.save` keeps: the id-consuming functions traced first for the
+        usual inputs (dense int64/int32 and ragged ids), so that a SavedModel of this
+        tokenizer, alone or inside a module, runs `detokenize` and `lookup` on them. Traced
+        here, at save time, not in `__init__`: about a second per tokenizer that is never
+        saved (every run, translation and export loads two)."""
+        if save_type == "savedmodel":
+            dense = [tf.TensorSpec([None, None], dtype) for dtype in (tf.int64, tf.int32)]
+            for spec in [*dense, tf.RaggedTensorSpec([None, None], tf.int64, ragged_rank=1)]:
+                self.detokenize.get_concrete_function(spec)
+                self.lookup.get_concrete_function(spec)
+        return super()._trackable_children(save_type, **kwargs)
 
     @classmethod
     def learn(

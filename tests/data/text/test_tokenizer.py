@@ -147,6 +147,29 @@ def test_runs_in_graph_and_exports_as_a_saved_model(tmp_path, english):
     assert decoded(alone.detokenize(ids.to_tensor())) == texts
 
 
+def test_a_tokenizer_traces_nothing_until_a_savedmodel_asks(tmp_path):
+    """Made (as every run and command makes two), it traces no id function; saved, the
+    SavedModel still detokenizes and looks up dense int64, dense int32 and ragged ids."""
+    tokenizer = WordPieceTokenizer([*RESERVED_TOKENS, "a", "b", "##c"])
+    traced = lambda: [  # noqa: E731
+        tokenizer.detokenize.experimental_get_tracing_count(),
+        tokenizer.lookup.experimental_get_tracing_count(),
+    ]
+    assert traced() == [0, 0]
+    tf.saved_model.save(tokenizer, str(tmp_path / "tokenizer"))
+    assert min(traced()) >= 3  # one per id layout at least
+    alone = tf.saved_model.load(str(tmp_path / "tokenizer"))
+    a, b, c = len(RESERVED_TOKENS), len(RESERVED_TOKENS) + 1, len(RESERVED_TOKENS) + 2
+    rows = [[a, b, c], [b, 0, 0]]
+    for ids in (
+        tf.constant(rows, tf.int64),
+        tf.constant(rows, tf.int32),
+        tf.ragged.constant([[a, b, c], [b]], tf.int64),
+    ):
+        assert decoded(alone.detokenize(ids)) == ["a bc", "b"]
+        assert alone.lookup(ids)[0].numpy().tolist() == [b"a", b"b", b"##c"]
+
+
 def test_count_words_matches_the_tokenizer_split():
     assert count_words(["a  b", "b\tc\n"]) == {"a": 1, "b": 2, "c": 1}
 
