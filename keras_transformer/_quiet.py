@@ -101,3 +101,35 @@ def native_lines_hidden():
         finally:
             os.dup2(saved, 2)
             os.close(saved)
+
+
+ONE_TRACE_PER_INSTANCE = (
+    "Translator._ranked_search",
+    "WordPieceTokenizer.tokenize",
+    "WordPieceTokenizer.detokenize",
+    "WordPieceTokenizer.lookup",
+)
+"""Methods that are `tf.function`s traced by each instance on its first calls (one trace per
+input layout): a process that makes many translators or tokenizers traces them again for each
+one, as it must."""
+
+
+class OneTracePerInstance(logging.Filter):
+    """Drops TensorFlow's "triggered tf.function retracing" warning about the methods of
+    `ONE_TRACE_PER_INSTANCE`. TensorFlow counts traces by the Python function, not by the
+    instance, so the fifth translator or tokenizer of a process (a notebook that trains twice,
+    a test session) is reported as retracing although none of them traced twice. Other
+    functions' warnings pass."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return "triggered tf.function retracing" not in message or not any(
+            name in message for name in ONE_TRACE_PER_INSTANCE
+        )
+
+
+def drop_per_instance_retracing() -> None:
+    """Adds `OneTracePerInstance` to TensorFlow's Python logger, once per process."""
+    tf_logger = logging.getLogger("tensorflow")  # what tf.get_logger() returns
+    if not any(isinstance(f, OneTracePerInstance) for f in tf_logger.filters):
+        tf_logger.addFilter(OneTracePerInstance())

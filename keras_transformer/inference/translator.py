@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import keras
 import tensorflow as tf
 
+from keras_transformer._quiet import drop_per_instance_retracing
 from keras_transformer._registration import missing_class_hint
 from keras_transformer._validation import check_alpha, check_beam_size, check_max_length
 from keras_transformer.choices import FEW_TEXTS, JIT_COMPILE
@@ -21,25 +22,7 @@ from keras_transformer.runs import run_files
 
 logger = logging.getLogger(__name__)
 
-
-class _OneTracePerTranslator(logging.Filter):
-    """Drops TensorFlow's "triggered tf.function retracing" warning about `Translator`'s search.
-
-    Every `Translator`, and every beam setting of one, builds its own `tf.function` with a fixed
-    input signature, traced once. TensorFlow counts traces by the Python code object, so the
-    fifth translator of a process (a notebook that trains and scores twice) is reported as
-    retracing although no function traced twice. Other functions' warnings pass.
-    """
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        return not (
-            "triggered tf.function retracing" in message and "Translator._ranked_search" in message
-        )
-
-
-if not any(isinstance(f, _OneTracePerTranslator) for f in tf.get_logger().filters):
-    tf.get_logger().addFilter(_OneTracePerTranslator())
+drop_per_instance_retracing()  # each translator traces its search once (_quiet.py)
 
 
 def resolve_jit_compile(

@@ -27,6 +27,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
 
+from keras_transformer._quiet import drop_per_instance_retracing
 from keras_transformer._validation import check_positive_int
 from keras_transformer.data.text.learner import ThresholdLearner
 from keras_transformer.data.text.normalize import normalize_text_tensor
@@ -43,6 +44,8 @@ _CJK = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f
 _UNSPACED = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]")
 """Thai, Lao, Myanmar and Khmer letters: their words get pieces from `_merged_pieces`."""
 _MIN_MERGE_COUNT = 100
+
+drop_per_instance_retracing()  # each tokenizer traces its functions once per id layout
 
 
 def _is_suffix(token: str) -> bool:
