@@ -156,3 +156,39 @@ def compiled(fn):
 
         return jax.jit(fn)
     return fn
+
+
+def retracing_warnings(make_instances) -> list[str]:
+    """TensorFlow's "triggered tf.function retracing" warnings while `make_instances()` runs
+    (each instance traced once: the package drops them, `_quiet.OneTracePerInstance`), after
+    checking that a function that really retraces is still reported."""
+    import logging
+
+    import tensorflow as tf
+
+    records = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            records.append(record.getMessage())
+
+    handler = Keep()
+    tf_logger = tf.get_logger()
+    level = tf_logger.level  # an in-process command of an earlier test leaves it at ERROR
+    tf_logger.setLevel(logging.WARNING)
+    tf_logger.addHandler(handler)
+    try:
+        make_instances()
+        found = [r for r in records if "retracing" in r]
+
+        @tf.function
+        def retraces(x):
+            return x + 1
+
+        for length in range(1, 9):  # a new shape each call: a real retrace every time
+            retraces(np.zeros(length, "float32"))
+        assert [r for r in records if "retracing" in r and "retraces" in r]
+        return found
+    finally:
+        tf_logger.removeHandler(handler)
+        tf_logger.setLevel(level)

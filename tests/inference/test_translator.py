@@ -19,6 +19,7 @@ from keras_transformer.inference.translator import RANKED_ALPHAS
 from keras_transformer.models import build_transformer
 from tests.helpers import TINY_MAX_LENGTH as MAX_LENGTH
 from tests.helpers import TINY_SOURCES as SOURCES
+from tests.helpers import retracing_warnings
 
 TEXTS = [*SOURCES, "", "one " * 40, "ünknöwn çharacters", "  \t "]
 BLANK = [i for i, text in enumerate(TEXTS) if not text.strip()]
@@ -346,37 +347,16 @@ def test_separate_translators_are_not_reported_as_retracing(tiny_run):
     """Seven translators of one model, each traced once: TensorFlow's retracing warning (it
     counts traces by code object, and printed it into tutorial 07's test run) is dropped for
     them; a function that really retraces is still reported."""
-    import logging
-
     import keras
 
-    records = []
-
-    class Keep(logging.Handler):
-        def emit(self, record):
-            records.append(record.getMessage())
-
-    handler = Keep()
-    tf_logger = tf.get_logger()
-    level = tf_logger.level  # an in-process command of an earlier test leaves it at ERROR
-    tf_logger.setLevel(logging.WARNING)
-    tf_logger.addHandler(handler)
-    try:
+    def seven_translators():
         run = Translator.from_run_dir(tiny_run, jit_compile=False)
         for _ in range(7):
             _new_translator_of(run)(["a b"])
-        assert not [r for r in records if "retracing" in r]
 
-        @tf.function
-        def retraces(x):
-            return x + 1
-
-        for length in range(1, 9):  # a new shape each call: a real retrace every time
-            retraces(np.zeros(length, "float32"))
-        assert [r for r in records if "retracing" in r and "retraces" in r]
+    try:
+        assert retracing_warnings(seven_translators) == []
     finally:
-        tf_logger.removeHandler(handler)
-        tf_logger.setLevel(level)
         keras.backend.clear_session()
 
 

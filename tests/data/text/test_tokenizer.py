@@ -14,7 +14,7 @@ from keras_transformer.data.text.tokenizer import (
     WordPieceTokenizer,
     count_words,
 )
-from tests.helpers import decoded, round_trip_module
+from tests.helpers import decoded, retracing_warnings, round_trip_module
 
 
 @pytest.fixture(scope="module")
@@ -174,36 +174,14 @@ def test_many_tokenizers_are_not_reported_as_retracing():
     """Eight tokenizers, each tracing its functions on first use: TensorFlow's retracing
     warning (it counts traces by the Python function, across instances) is dropped for them;
     a function that really retraces is still reported."""
-    import logging
 
-    records = []
-
-    class Keep(logging.Handler):
-        def emit(self, record):
-            records.append(record.getMessage())
-
-    handler = Keep()
-    tf_logger = tf.get_logger()
-    level = tf_logger.level  # an in-process command of an earlier test leaves it at ERROR
-    tf_logger.setLevel(logging.WARNING)
-    tf_logger.addHandler(handler)
-    try:
+    def eight_tokenizers():
         for _ in range(8):
             tokenizer = WordPieceTokenizer([*RESERVED_TOKENS, "a", "b"])
             ids = tokenizer.tokenize(["a b"])
             tokenizer.detokenize(ids), tokenizer.detokenize(ids.to_tensor()), tokenizer.lookup(ids)
-        assert not [r for r in records if "retracing" in r]
 
-        @tf.function
-        def retraces(x):
-            return x + 1
-
-        for length in range(1, 9):  # a new shape each call: a real retrace every time
-            retraces(np.zeros(length, "float32"))
-        assert [r for r in records if "retracing" in r and "retraces" in r]
-    finally:
-        tf_logger.removeHandler(handler)
-        tf_logger.setLevel(level)
+    assert retracing_warnings(eight_tokenizers) == []
 
 
 def test_count_words_matches_the_tokenizer_split():
