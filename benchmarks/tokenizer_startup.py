@@ -10,8 +10,8 @@ this builds a tokenizer from the same vocabulary both ways and prints the second
     python benchmarks/tokenizer_startup.py [--rounds 5] [--vocab-size 2000]
 
 "eager" is the constructor followed by the six traces it used to make; "lazy" is the
-constructor alone. The last line saves one of each as a SavedModel and checks that both
-reloaded tokenizers detokenize dense and ragged ids alike (the cost moved to the save).
+constructor alone. The last lines save one of each as a SavedModel and checks that both
+reloaded tokenizers detokenize dense and ragged ids alike, with the seconds of each save.
 """
 
 from __future__ import annotations

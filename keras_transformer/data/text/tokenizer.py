@@ -316,7 +316,7 @@ class WordPieceTokenizer(tf.Module):
         """What `tf.saved_model.save` keeps: the id-consuming functions traced first for the
         usual inputs (dense int64/int32 and ragged ids), so that a SavedModel of this
         tokenizer, alone or inside a module, runs `detokenize` and `lookup` on them. Traced
-        here, at save time, not in `__init__`: about a second per tokenizer that is never
+        here, at save time, not in `__init__`: 0.4-0.6 s per tokenizer that is never
         saved (every run, translation and export loads two)."""
         if save_type == "savedmodel":
             dense = [tf.TensorSpec([None, None], dtype) for dtype in (tf.int64, tf.int32)]
