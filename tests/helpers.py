@@ -158,6 +158,9 @@ def compiled(fn):
     return fn
 
 
+_PROBES: list[int] = []
+
+
 def retracing_warnings(make_instances) -> list[str]:
     """TensorFlow's "triggered tf.function retracing" warnings while `make_instances()` runs
     (each instance traced once: the package drops them, `_quiet.OneTracePerInstance`), after
@@ -181,13 +184,16 @@ def retracing_warnings(make_instances) -> list[str]:
         make_instances()
         found = [r for r in records if "retracing" in r]
 
-        @tf.function
-        def retraces(x):
-            return x + 1
-
+        # TensorFlow warns at most twice per function (keyed by its code object), so each call
+        # probes with a function of its own: the same probe would be silent the second time.
+        _PROBES.append(len(_PROBES))
+        name = f"retraces_{_PROBES[-1]}"
+        namespace = {}
+        exec(f"def {name}(x):\n    return x + 1", namespace)
+        retraces = tf.function(namespace[name])
         for length in range(1, 9):  # a new shape each call: a real retrace every time
             retraces(np.zeros(length, "float32"))
-        assert [r for r in records if "retracing" in r and "retraces" in r]
+        assert [r for r in records if "retracing" in r and name in r]
         return found
     finally:
         tf_logger.removeHandler(handler)
