@@ -360,9 +360,10 @@ def choose_model(stats: CorpusStats, budget_seconds: float | None = None) -> Mod
     tokens = target_tokens(check_stats(stats))
     chosen = MODEL_SIZES[0]
     for size in MODEL_SIZES[1:]:
-        fits = model_parameters(size, plan_vocab_size(stats, size)) <= PARAMS_PER_TOKEN * tokens
+        vocab = plan_vocab_size(stats, size)
+        fits = model_parameters(size, vocab) <= PARAMS_PER_TOKEN * tokens
         if budget_seconds is not None:
-            epochs = budget_seconds * TARGET_TOKENS_PER_CPU_SECOND[size.name] / tokens
+            epochs = budget_seconds * pace(size.num_layers, size.d_model, size.dff, vocab) / tokens
             fits = fits and epochs >= RUNG_MIN_EPOCHS.get(size.name, MIN_EPOCHS)
         if fits:
             chosen = size
@@ -428,6 +429,35 @@ def rung_of(task: str, sizes) -> str | None:
     return next((size.name for size in MODEL_SIZES if tuple(size[1:]) == layers), None)
 
 
+def pace(num_layers: int, d_model: int, dff: int, vocab_size: int) -> float:
+    """Target tokens a training run makes per CPU second with these sizes: the one pace that
+    `choose_model`, `plan_training`, `estimate_steps` and the run's epoch estimate read.
+
+    Layers of a `MODEL_SIZES` rung train at that rung's `TARGET_TOKENS_PER_CPU_SECOND`. Other
+    layers (sizes a user sets) take the pace of the rung closest in multiply-adds per target
+    token (layers and output projection, at `vocab_size`), scaled by the ratio of the two.
+
+    >>> pace(2, 64, 256, 3500), pace(3, 128, 512, 10_000)
+    (6000.0, 1900.0)
+    >>> round(pace(1, 16, 32, 200))  # no rung: the 2 x 64 rung's pace, scaled by compute
+    174646
+    """
+
+    def per_token(layers, d, f):  # encoder + decoder layers and the output projection
+        return layer_multiply_adds(layers, d, f) + d * vocab_size
+
+    for size in MODEL_SIZES:
+        if (size.num_layers, size.d_model, size.dff) == (num_layers, d_model, dff):
+            return TARGET_TOKENS_PER_CPU_SECOND[size.name]
+    cost = per_token(num_layers, d_model, dff)
+    nearest = min(
+        MODEL_SIZES,
+        key=lambda size: abs(math.log(per_token(size.num_layers, size.d_model, size.dff) / cost)),
+    )
+    rung_cost = per_token(nearest.num_layers, nearest.d_model, nearest.dff)
+    return TARGET_TOKENS_PER_CPU_SECOND[nearest.name] * rung_cost / cost
+
+
 def estimate_steps(
     budget_seconds: float,
     tokens_per_batch: float,
@@ -437,26 +467,15 @@ def estimate_steps(
     dff: int,
     vocab_size: int,
 ) -> int:
-    """Updates a budget buys, at the pace of `TARGET_TOKENS_PER_CPU_SECOND` scaled by compute.
-
-    The pace of the "small" rung (3 x 128, 3000 pieces) is scaled by the multiply-adds per
-    target token of this size; `TimeBudget` corrects the estimate from the measured pace once
-    training runs, so it mainly sets the warm-up's length.
+    """Updates a budget buys at the sizes' `pace`. `TimeBudget` corrects the estimate from the
+    measured pace once training runs, so it mainly sets the warm-up's length.
 
     >>> small = dict(num_layers=3, d_model=128, dff=512, vocab_size=3000)
     >>> estimate_steps(100, 1900, **small)
     100
     """
-
-    def per_token(n, d, f, v):  # encoder + decoder layers and the output projection
-        return layer_multiply_adds(n, d, f) + d * v
-
-    small = next(size for size in MODEL_SIZES if size.name == "small")
-    pace = TARGET_TOKENS_PER_CPU_SECOND[small.name] * (
-        per_token(small.num_layers, small.d_model, small.dff, 3000)
-        / per_token(num_layers, d_model, dff, vocab_size)
-    )
-    return max(1, int(budget_seconds * pace / tokens_per_batch))
+    per_second = pace(num_layers, d_model, dff, vocab_size)
+    return max(1, int(budget_seconds * per_second / tokens_per_batch))
 
 
 def choose_warmup(total_steps: int) -> int:
@@ -492,8 +511,11 @@ def plan_training(
     tokens_per_batch = batch_tokens(batch_size, stats.target_words, stats.num_pairs)
     steps_per_epoch = max(1, stats.num_pairs // batch_size)
     if budget_seconds is not None:
-        steps = budget_seconds * TARGET_TOKENS_PER_CPU_SECOND[size.name] / tokens_per_batch
-        estimated_steps = max(1, int(steps))
+        vocab = plan_vocab_size(stats, size)
+        layers = dict(num_layers=size.num_layers, d_model=size.d_model, dff=size.dff)
+        estimated_steps = estimate_steps(
+            budget_seconds, tokens_per_batch, **layers, vocab_size=vocab
+        )
         epochs = BUDGET_EPOCHS
     else:
         epochs = int(min(30, max(3, math.ceil(TARGET_STEPS / steps_per_epoch))))

@@ -265,3 +265,42 @@ def test_stats_of_a_two_pair_corpus_field_by_field():
         p99_target_words=2,
     )
     assert target_tokens(stats) == 3 * 1.5 + 2  # 1.5 pieces a word, one [END] a pair
+
+
+def test_every_rule_reads_one_pace_per_rung():
+    """The rung chosen for a budget (`plan_training`) and the schedule a run of it gets
+    (`plan_schedule`, which sets the warm-up) count the same steps: both read `pace`, which is
+    the rung's `TARGET_TOKENS_PER_CPU_SECOND` whatever the vocabulary. (Before, the schedule
+    scaled the 3 x 128 pace by multiply-adds: 7,377 for 2 x 64 at 3,500 pieces against 6,000.)"""
+    for size in MODEL_SIZES:
+        for vocab in (1000, 3500, 16_000):
+            layers = (size.num_layers, size.d_model, size.dff)
+            assert planning.pace(*layers, vocab) == planning.TARGET_TOKENS_PER_CPU_SECOND[size.name]
+    corpora = [(6000, 18, 19), (100_000, 10, 10), (21_000, 18, 18), (2_000_000, 20, 20)]
+    rungs = set()
+    for pairs, source_words, target_words in corpora:
+        stats = corpus_stats(repeated_corpus(pairs, source_words, target_words))
+        for budget in (600.0, 1800.0, 7200.0):
+            plan = plan_training(stats, budget_seconds=budget)
+            rungs.add(plan.model)
+            tokens = planning.batch_tokens(plan.batch_size, stats.target_words, stats.num_pairs)
+            sizes = {name: getattr(plan, name) for name in planning.SIZE_FIELDS}
+            schedule = planning.plan_schedule(
+                "tsv",
+                sizes,
+                budget_seconds=budget,
+                warmup_steps=None,
+                steps_per_epoch=stats.num_pairs // plan.batch_size,
+                tokens_per_batch=tokens,
+            )
+            assert schedule.total_steps == plan.estimated_steps, (plan.model, budget)
+            assert schedule.warmup_steps == plan.warmup_steps, (plan.model, budget)
+    assert {"tiny", "mini", "small"} <= rungs  # the rule is checked on more than one rung
+
+
+def test_sizes_of_no_rung_take_the_nearest_rungs_pace_scaled_by_compute():
+    # half the 2 x 64 rung's layers: nearer to it than to any other, so faster than its pace
+    assert planning.pace(1, 64, 256, 3500) > planning.pace(2, 64, 256, 3500)
+    assert planning.pace(4, 128, 512, 3000) < planning.pace(3, 128, 512, 3000)
+    # a larger vocabulary costs more output projection, so it trains fewer tokens a second
+    assert planning.pace(1, 64, 256, 1000) > planning.pace(1, 64, 256, 8000)
