@@ -188,11 +188,18 @@ model.save(sys.argv[1])
 """
 
 
-@pytest.mark.parametrize("first", ["keras_transformer", "keras"])
-def test_a_script_compiled_model_loads_after_import_alone(tmp_path, first):
-    path = str(tmp_path / "script.keras")
+@pytest.fixture(scope="module")
+def script_model(tmp_path_factory):
+    """The model `SCRIPT` compiles, fits and saves, in a fresh process (made once)."""
+    path = str(tmp_path_factory.mktemp("script") / "script.keras")
     done = _fresh_python(SCRIPT, path)
     assert done.returncode == 0, done.stderr[-3000:]
+    return path
+
+
+@pytest.mark.parametrize("first", ["keras_transformer", "keras"])
+def test_a_script_compiled_model_loads_after_import_alone(script_model, first):
+    path = script_model
     second = "keras" if first == "keras_transformer" else "keras_transformer"
     code = LOAD.replace(
         "import keras_transformer\nimport keras\n", f"import {first}\nimport {second}\n"
