@@ -5,6 +5,7 @@ tests also run under JAX)."""
 from __future__ import annotations
 
 import inspect
+import itertools
 
 import keras
 import numpy as np
@@ -158,7 +159,7 @@ def compiled(fn):
     return fn
 
 
-_PROBES: list[int] = []
+_PROBE_NUMBERS = itertools.count()
 
 
 def retracing_warnings(make_instances) -> list[str]:
@@ -186,8 +187,7 @@ def retracing_warnings(make_instances) -> list[str]:
 
         # TensorFlow warns at most twice per function (keyed by its code object), so each call
         # probes with a function of its own: the same probe would be silent the second time.
-        _PROBES.append(len(_PROBES))
-        name = f"retraces_{_PROBES[-1]}"
+        name = f"retraces_{next(_PROBE_NUMBERS)}"
         namespace = {}
         exec(f"def {name}(x):\n    return x + 1", namespace)
         retraces = tf.function(namespace[name])
