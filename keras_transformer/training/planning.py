@@ -20,9 +20,9 @@ Before that (a plan, or a run without tokenizers), `choose_max_length` estimates
 the 99th percentile of words per sentence on the longer side, times `PIECES_PER_WORD`, plus 2.
 
 **Model** (`choose_model`): the largest rung of `MODEL_SIZES` whose budget still buys at least
-`MIN_EPOCHS` passes over the data (`RUNG_MIN_EPOCHS` for 2 x 128) at its `pace` (the rung's
-`TARGET_TOKENS_PER_CPU_SECOND`, which the schedule's steps read too), and which has at most
-`PARAMS_PER_TOKEN` parameters per training target token; the smallest otherwise.
+`MIN_EPOCHS` passes over the data (`RUNG_MIN_EPOCHS` for 2 x 128) at the pace of
+`TARGET_TOKENS_PER_CPU_SECOND`, and which has at most `PARAMS_PER_TOKEN` parameters per training
+target token; the smallest otherwise.
 
 **Vocabulary** (`plan_vocab_size`): the corpus's size (`choose_vocab_size`), at most
 the rung's `vocab_cap`: the size at which the output projection costs as many multiply-adds per
@@ -351,16 +351,18 @@ def plan_vocab_size(stats: CorpusStats, size: ModelSize) -> int:
 
 
 def choose_model(stats: CorpusStats, budget_seconds: float | None = None) -> ModelSize:
-    """The largest `MODEL_SIZES` rung that the data (at most `PARAMS_PER_TOKEN` parameters per
-    training target token) and the budget (if any: at least `MIN_EPOCHS` passes over the data
-    at the rung's `pace`) both support; the smallest when none does."""
+    """The largest `MODEL_SIZES` rung that the data and the budget both support.
+
+    The data: at most `PARAMS_PER_TOKEN` parameters per training target token.
+    The budget (if any): at least `MIN_EPOCHS` passes over the data at the
+    measured pace. The smallest rung when none qualifies.
+    """
     tokens = target_tokens(check_stats(stats))
     chosen = MODEL_SIZES[0]
     for size in MODEL_SIZES[1:]:
-        vocab = plan_vocab_size(stats, size)
-        fits = model_parameters(size, vocab) <= PARAMS_PER_TOKEN * tokens
+        fits = model_parameters(size, plan_vocab_size(stats, size)) <= PARAMS_PER_TOKEN * tokens
         if budget_seconds is not None:
-            epochs = budget_seconds * pace(size.num_layers, size.d_model, size.dff, vocab) / tokens
+            epochs = budget_seconds * TARGET_TOKENS_PER_CPU_SECOND[size.name] / tokens
             fits = fits and epochs >= RUNG_MIN_EPOCHS.get(size.name, MIN_EPOCHS)
         if fits:
             chosen = size
@@ -426,27 +428,6 @@ def rung_of(task: str, sizes) -> str | None:
     return next((size.name for size in MODEL_SIZES if tuple(size[1:]) == layers), None)
 
 
-def pace(num_layers: int, d_model: int, dff: int, vocab_size: int) -> float:
-    """Target tokens trained per CPU second, the one pace of `choose_model`, `estimate_steps`
-    (`plan_training`, `plan_schedule`) and a run's epoch estimate: a rung's
-    `TARGET_TOKENS_PER_CPU_SECOND`; for layers of no rung, the rung nearest in multiply-adds per
-    target token (layers and output projection at `vocab_size`), scaled by their ratio.
-
-    >>> pace(2, 64, 256, 3500), round(pace(1, 16, 32, 200))  # a rung; none: 2 x 64's, scaled
-    (6000.0, 174646)
-    """
-    rungs = {(size.num_layers, size.d_model, size.dff): size for size in MODEL_SIZES}
-    if (num_layers, d_model, dff) in rungs:
-        return TARGET_TOKENS_PER_CPU_SECOND[rungs[num_layers, d_model, dff].name]
-    costs = {
-        size: layer_multiply_adds(*layers) + layers[1] * vocab_size
-        for layers, size in rungs.items()
-    }
-    cost = layer_multiply_adds(num_layers, d_model, dff) + d_model * vocab_size
-    nearest = min(MODEL_SIZES, key=lambda size: abs(math.log(costs[size] / cost)))
-    return TARGET_TOKENS_PER_CPU_SECOND[nearest.name] * costs[nearest] / cost
-
-
 def estimate_steps(
     budget_seconds: float,
     tokens_per_batch: float,
@@ -456,14 +437,26 @@ def estimate_steps(
     dff: int,
     vocab_size: int,
 ) -> int:
-    """Updates a budget buys at the sizes' `pace` (`TimeBudget` corrects it from the measured
-    pace while training, so it mainly sets the warm-up's length).
+    """Updates a budget buys, at the pace of `TARGET_TOKENS_PER_CPU_SECOND` scaled by compute.
 
-    >>> estimate_steps(100, 1900, num_layers=3, d_model=128, dff=512, vocab_size=3000)
+    The pace of the "small" rung (3 x 128, 3000 pieces) is scaled by the multiply-adds per
+    target token of this size; `TimeBudget` corrects the estimate from the measured pace once
+    training runs, so it mainly sets the warm-up's length.
+
+    >>> small = dict(num_layers=3, d_model=128, dff=512, vocab_size=3000)
+    >>> estimate_steps(100, 1900, **small)
     100
     """
-    per_second = pace(num_layers, d_model, dff, vocab_size)
-    return max(1, int(budget_seconds * per_second / tokens_per_batch))
+
+    def per_token(n, d, f, v):  # encoder + decoder layers and the output projection
+        return layer_multiply_adds(n, d, f) + d * v
+
+    small = next(size for size in MODEL_SIZES if size.name == "small")
+    pace = TARGET_TOKENS_PER_CPU_SECOND[small.name] * (
+        per_token(small.num_layers, small.d_model, small.dff, 3000)
+        / per_token(num_layers, d_model, dff, vocab_size)
+    )
+    return max(1, int(budget_seconds * pace / tokens_per_batch))
 
 
 def choose_warmup(total_steps: int) -> int:
@@ -479,11 +472,18 @@ def choose_warmup(total_steps: int) -> int:
 def plan_training(
     stats: CorpusStats, *, budget_seconds: float | None = None, batch_size: int = 64
 ) -> TrainingPlan:
-    """The `TrainingPlan` of a run on a corpus of these `stats` (`corpus_stats` of the training
-    pairs) with batches of `batch_size` pairs, for `budget_seconds` of training (process CPU
-    seconds, or wall seconds on a machine of its own) or, with None, sized by the data alone
-    (the rules: the module docstring). `estimated_steps` is the first guess `BudgetSchedule`
-    starts from (`TimeBudget` corrects it while training)."""
+    """All sizes for a training run on this corpus (see the module docstring for the rules).
+
+    Args:
+        stats: from `corpus_stats(train_pairs)`.
+        budget_seconds: training time (process CPU seconds, or wall seconds on
+            a machine of its own); `None` to size by the data alone.
+        batch_size: sentence pairs per batch.
+
+    Returns:
+        A `TrainingPlan`; `estimated_steps` is the first guess `BudgetSchedule`
+        starts from (`TimeBudget` corrects it while training).
+    """
     check_stats(stats)
     if budget_seconds is not None:
         budget_seconds = check_number("budget_seconds", budget_seconds, 0.0, open_minimum=True)
@@ -491,18 +491,15 @@ def plan_training(
     size = choose_model(stats, budget_seconds)
     tokens_per_batch = batch_tokens(batch_size, stats.target_words, stats.num_pairs)
     steps_per_epoch = max(1, stats.num_pairs // batch_size)
-    vocab_size = plan_vocab_size(stats, size)
     if budget_seconds is not None:
-        layers = dict(num_layers=size.num_layers, d_model=size.d_model, dff=size.dff)
-        estimated_steps = estimate_steps(
-            budget_seconds, tokens_per_batch, **layers, vocab_size=vocab_size
-        )
+        steps = budget_seconds * TARGET_TOKENS_PER_CPU_SECOND[size.name] / tokens_per_batch
+        estimated_steps = max(1, int(steps))
         epochs = BUDGET_EPOCHS
     else:
         epochs = int(min(30, max(3, math.ceil(TARGET_STEPS / steps_per_epoch))))
         estimated_steps = epochs * steps_per_epoch
     return TrainingPlan(
-        vocab_size=vocab_size,
+        vocab_size=plan_vocab_size(stats, size),
         model=size.name,
         num_layers=size.num_layers,
         d_model=size.d_model,
