@@ -11,7 +11,7 @@ import unicodedata
 import numpy as np
 import pytest
 import tensorflow as tf
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from keras_transformer.data.tasks.tsv import read_tsv
@@ -87,15 +87,30 @@ def test_graph_normalisation_equals_python(texts):
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_text, min_size=1, max_size=8))
 def test_round_trip_keeps_everything_but_the_normalisation(texts):
+    # A word that starts with "##" is the known exception (its first piece is read as a
+    # continuation): test_a_word_starting_with_the_continuation_mark_is_kept below.
+    assume(not any(word.startswith("##") for t in texts for word in normalize_text(t).split()))
     tokenizer = _char_tokenizer(texts)
     ids = tokenizer.tokenize(tf.constant(texts))
     assert not np.isin(ids.flat_values.numpy(), [tokenizer.unk_id]).any()
     assert decoded(tokenizer.detokenize(ids)) == [normalize_text(t) for t in texts]
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="known loss, found by the round-trip property: WordPiece matches a word that starts "
+    "with '##' to the continuation piece of that spelling, so 'abc ##0' detokenizes as 'abc0'",
+)
+def test_a_word_starting_with_the_continuation_mark_is_kept():
+    tokenizer = WordPieceTokenizer([*RESERVED_TOKENS, "abc", "0", "#", "##0", "###"])
+    ids = tokenizer.tokenize(tf.constant(["abc ##0", "##0"]))
+    assert decoded(tokenizer.detokenize(ids)) == ["abc ##0", "##0"]
+
+
 @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_text, min_size=4, max_size=12))
 def test_round_trip_through_a_saved_model(tmp_path_factory, texts):
+    assume(not any(word.startswith("##") for t in texts for word in normalize_text(t).split()))
     path = str(tmp_path_factory.mktemp("served"))
     tf.saved_model.save(round_trip_module(_char_tokenizer(texts)), path)
     served = tf.saved_model.load(path)
