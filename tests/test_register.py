@@ -199,13 +199,12 @@ def script_model(tmp_path_factory):
 
 @pytest.mark.parametrize("first", ["keras_transformer", "keras"])
 def test_a_script_compiled_model_loads_after_import_alone(script_model, first):
-    path = script_model
     second = "keras" if first == "keras_transformer" else "keras_transformer"
     code = LOAD.replace(
         "import keras_transformer\nimport keras\n", f"import {first}\nimport {second}\n"
     )
     assert f"import {first}\nimport {second}" in code
-    done = _fresh_python(code, path)
+    done = _fresh_python(code, script_model)
     assert done.returncode == 0, done.stderr[-3000:]
     loaded = json.loads(done.stdout.strip().splitlines()[-1])
     assert loaded["schedule"] == "TransformerSchedule"
