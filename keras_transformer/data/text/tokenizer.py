@@ -113,6 +113,31 @@ def _validate_vocab(vocab: list[str]) -> None:
         seen.add(token)
 
 
+_KEY_SUFFIX = " "
+"""How WordPiece's table keys continuation pieces: `"##s"` is looked up as `" s"`.
+
+A word's first piece is looked up as it is spelled, so keying continuations by their
+`##` spelling read the word `"##s"` as the continuation `s` and glued it to the word
+before it. No word holds a space (`_split_words`), so a space keeps the two apart."""
+
+
+def _lookup_keys(vocab: Sequence[str]) -> list[str]:
+    """The WordPiece table's key for each token, in id order.
+
+    Continuation pieces: `_KEY_SUFFIX` + piece. Reserved tokens other than `[UNK]`: two
+    spaces + token, which neither a word (no space) nor a continuation (one space, then
+    a piece without one) can look up, so the text "[PAD]" never maps to id 0.
+    """
+    return [
+        2 * _KEY_SUFFIX + token
+        if i < len(RESERVED_TOKENS) and i != WordPieceTokenizer.unk_id
+        else _KEY_SUFFIX + token[len(SUFFIX_INDICATOR) :]
+        if _is_suffix(token)
+        else token
+        for i, token in enumerate(vocab)
+    ]
+
+
 def _split_words(strings: tf.Tensor) -> tf.RaggedTensor:
     """Normalise, then split on the single spaces left (as `learn` and `tokenize` do)."""
     words = tf.strings.split(normalize_text_tensor(strings), sep=" ")  # (batch, words)
@@ -258,10 +283,11 @@ class WordPieceTokenizer(tf.Module):
 
     `tokenize`, `detokenize` and `lookup` are TensorFlow-only `tf.function`s, so it runs
     in `tf.data` and in a SavedModel. A word with an unseen character, or longer than
-    `max_bytes_per_word` bytes, becomes one `[UNK]`; words starting with `##` may not
-    round-trip. Ids 0..5 are `RESERVED_TOKENS` (`pad_id` ... `mask_id`): `tokenize` emits
-    only `[UNK]` of them (a literal "[START]" is spelled in pieces), `detokenize` drops
-    all but `[UNK]`.
+    `max_bytes_per_word` bytes, becomes one `[UNK]`. A word's first piece is never a
+    continuation piece, even for a word spelled with `##` ("##0" -> `#`, `###`, `##0`).
+    Ids 0..5 are `RESERVED_TOKENS` (`pad_id` ... `mask_id`): `tokenize` emits only
+    `[UNK]` of them (a literal "[START]" is spelled in pieces), `detokenize` drops all
+    but `[UNK]`.
 
     Args:
         vocab: the tokens, in id order; must start with `RESERVED_TOKENS`.
@@ -290,19 +316,14 @@ class WordPieceTokenizer(tf.Module):
         self._vocabulary = tuple(vocab)
         self.max_bytes_per_word = max_bytes_per_word
 
-        # Reserved tokens other than [UNK] get keys with a space, which no
-        # whitespace-split word can contain, so the text "[PAD]" never maps to id 0.
-        keys = [
-            f" {token}" if i < len(RESERVED_TOKENS) and i != self.unk_id else token
-            for i, token in enumerate(vocab)
-        ]
-        ids = tf.range(len(vocab), dtype=tf.int64)
-        initializer = tf.lookup.KeyValueTensorInitializer(tf.constant(keys, dtype=tf.string), ids)
-        self._table = tf.lookup.StaticHashTable(initializer, default_value=self.unk_id)
         pieces = [t[len(SUFFIX_INDICATOR) :] if _is_suffix(t) else t for t in vocab]
+        ids = tf.range(len(vocab), dtype=tf.int64)
+        keys = tf.constant(_lookup_keys(vocab), dtype=tf.string)
+        initializer = tf.lookup.KeyValueTensorInitializer(keys, ids)
+        self._table = tf.lookup.StaticHashTable(initializer, default_value=self.unk_id)
         self._wordpiece = tf_text.WordpieceTokenizer(
             self._table,
-            suffix_indicator=SUFFIX_INDICATOR,
+            suffix_indicator=_KEY_SUFFIX,
             max_bytes_per_word=max_bytes_per_word,
             max_chars_per_token=max(map(len, pieces)),
             token_out_type=tf.int64,
