@@ -14,15 +14,19 @@ behind the constants are in docs/performance.md ("Sizing a run from its corpus")
 by what the model can afford (`training.planning.plan_vocab_size`).
 
 **Length** (`max_length_from_tokens`): once the vocabularies are learnt, the measured pieces
-of the training and validation pairs decide (never the test pairs): the smallest length, rounded up to 8 and kept in [16, 256], that
-frames both sides (`[START]`/`[END]` included) of all but `MAX_TRUNCATED` (1 %) of the pairs.
+of the training and validation pairs decide (never the test pairs): the smallest length,
+rounded up to 8 and kept in [16, 256], that frames both sides (`[START]`/`[END]` included) of all but `MAX_TRUNCATED` (1 %) of the pairs.
 Before that (a plan, or a run without tokenizers), `choose_max_length` estimates it from words:
 the 99th percentile of words per sentence on the longer side, times `PIECES_PER_WORD`, plus 2.
 
+**Pace** (`pace`): the one pace of every rule below, target tokens per CPU second: the measured
+pace of the 3 x 128 rung with 3,000 pieces (`PACE_REFERENCE`) scaled by multiply-adds per target
+token (`multiply_adds`, layers and output projection).
+
 **Model** (`choose_model`): the largest rung of `MODEL_SIZES` whose budget still buys at least
-`MIN_EPOCHS` passes over the data (`RUNG_MIN_EPOCHS` for 2 x 128) at the pace of
-`TARGET_TOKENS_PER_CPU_SECOND`, and which has at most `PARAMS_PER_TOKEN` parameters per training
-target token; the smallest otherwise.
+`MIN_EPOCHS` passes over the data (`RUNG_MIN_EPOCHS` for 2 x 128 and 3 x 128) at its `pace`, and
+which has at most `PARAMS_PER_TOKEN` parameters per training target token; the smallest
+otherwise.
 
 **Vocabulary** (`plan_vocab_size`): the corpus's size (`choose_vocab_size`), at most
 the rung's `vocab_cap`: the size at which the output projection costs as many multiply-adds per
@@ -242,22 +246,12 @@ MODEL_SIZES = (
 )
 """The ladder `choose_model` picks from, smallest first."""
 
-TARGET_TOKENS_PER_CPU_SECOND = {
-    "tiny": 6000.0,
-    "mini": 1930.0,
-    "small": 1900.0,
-    "base": 650.0,
-    "large": 150.0,
-}
-"""Training pace of each rung, target tokens per second of process CPU time (all threads)
-(docs/performance.md, "The sizing constants")."""
-
 MIN_EPOCHS = 2.3
 """A size is chosen for a budget only if the budget buys this many passes over the data at the
 planned pace (cautious: about three times as many are made; docs/performance.md, "The sizing
 constants")."""
 
-RUNG_MIN_EPOCHS = {"mini": 4.0}
+RUNG_MIN_EPOCHS = {"mini": 5.08, "small": 2.145}
 """Planned passes a budget must buy for a rung, in place of `MIN_EPOCHS` (docs/performance.md,
 "The sizing constants")."""
 
@@ -323,6 +317,41 @@ def layer_multiply_adds(num_layers: int, d_model: int, dff: int) -> int:
     return num_layers * (encoder + decoder)
 
 
+PACE_REFERENCE = (ModelSize("small", 3, 128, 4, 512), 3000, 1900.0)
+"""The measured pace every other is scaled from (`pace`): the 3 x 128 rung with 3,000 pieces
+made 1,900 target tokens a second of process CPU time (all threads; docs/performance.md,
+"The sizing constants")."""
+
+
+def multiply_adds(num_layers: int, d_model: int, dff: int, vocab_size: int) -> int:
+    """Multiply-adds per target token of a model: its layers (`layer_multiply_adds`) and its
+    output projection (`d_model * vocab_size`).
+
+    >>> multiply_adds(2, 64, 256, 3500)
+    453376
+    """
+    return layer_multiply_adds(num_layers, d_model, dff) + d_model * vocab_size
+
+
+def pace(num_layers: int, d_model: int, dff: int, vocab_size: int) -> float:
+    """Training pace of a model, target tokens per CPU second: the one pace of the plan (the
+    rung `choose_model` picks, the passes and so the dropout of `plan_training`, the steps and so
+    the warm-up of `estimate_steps`). `PACE_REFERENCE`'s measured pace scaled by multiply-adds
+    per target token (`multiply_adds`).
+
+    >>> round(pace(3, 128, 512, 3000)), round(pace(2, 64, 256, 3500)), round(pace(2, 128, 512, 3500))
+    (1900, 7377, 2449)
+    """
+    size, vocab, measured = PACE_REFERENCE
+    reference = multiply_adds(size.num_layers, size.d_model, size.dff, vocab)
+    return measured * reference / multiply_adds(num_layers, d_model, dff, vocab_size)
+
+
+def rung_pace(size: ModelSize, vocab_size: int) -> float:
+    """`pace` of a `MODEL_SIZES` rung with `vocab_size` pieces."""
+    return pace(size.num_layers, size.d_model, size.dff, vocab_size)
+
+
 def vocab_cap(size: ModelSize) -> int:
     """The largest vocabulary for a rung: its output projection (`d_model * vocab` multiply-adds
     a target token) costs at most what its layers cost; rounded down to 500, at least 1000.
@@ -360,9 +389,10 @@ def choose_model(stats: CorpusStats, budget_seconds: float | None = None) -> Mod
     tokens = target_tokens(check_stats(stats))
     chosen = MODEL_SIZES[0]
     for size in MODEL_SIZES[1:]:
-        fits = model_parameters(size, plan_vocab_size(stats, size)) <= PARAMS_PER_TOKEN * tokens
+        vocab = plan_vocab_size(stats, size)
+        fits = model_parameters(size, vocab) <= PARAMS_PER_TOKEN * tokens
         if budget_seconds is not None:
-            epochs = budget_seconds * TARGET_TOKENS_PER_CPU_SECOND[size.name] / tokens
+            epochs = budget_seconds * rung_pace(size, vocab) / tokens
             fits = fits and epochs >= RUNG_MIN_EPOCHS.get(size.name, MIN_EPOCHS)
         if fits:
             chosen = size
@@ -379,7 +409,7 @@ RUNG_DROPOUT = {"tiny": 0.0}
 on a task sized from its data and the plan makes at most `FEW_PASSES` passes over it; other
 runs keep `DEFAULT_DROPOUT` (docs/performance.md, "The sizing constants")."""
 
-FEW_PASSES = 7.0
+FEW_PASSES = 8.6
 """Planned passes over the training pairs (`TrainingPlan.passes`) up to which a rung's measured
 dropout applies (docs/performance.md, "The sizing constants")."""
 
@@ -437,26 +467,15 @@ def estimate_steps(
     dff: int,
     vocab_size: int,
 ) -> int:
-    """Updates a budget buys, at the pace of `TARGET_TOKENS_PER_CPU_SECOND` scaled by compute.
-
-    The pace of the "small" rung (3 x 128, 3000 pieces) is scaled by the multiply-adds per
-    target token of this size; `TimeBudget` corrects the estimate from the measured pace once
-    training runs, so it mainly sets the warm-up's length.
+    """Updates a budget buys at the plan's `pace`; `TimeBudget` corrects the estimate from
+    the measured pace once training runs, so it mainly sets the warm-up's length.
 
     >>> small = dict(num_layers=3, d_model=128, dff=512, vocab_size=3000)
     >>> estimate_steps(100, 1900, **small)
     100
     """
-
-    def per_token(n, d, f, v):  # encoder + decoder layers and the output projection
-        return layer_multiply_adds(n, d, f) + d * v
-
-    small = next(size for size in MODEL_SIZES if size.name == "small")
-    pace = TARGET_TOKENS_PER_CPU_SECOND[small.name] * (
-        per_token(small.num_layers, small.d_model, small.dff, 3000)
-        / per_token(num_layers, d_model, dff, vocab_size)
-    )
-    return max(1, int(budget_seconds * pace / tokens_per_batch))
+    per_second = pace(num_layers, d_model, dff, vocab_size)
+    return max(1, int(budget_seconds * per_second / tokens_per_batch))
 
 
 def choose_warmup(total_steps: int) -> int:
@@ -489,17 +508,18 @@ def plan_training(
         budget_seconds = check_number("budget_seconds", budget_seconds, 0.0, open_minimum=True)
     check_int("batch_size", batch_size)
     size = choose_model(stats, budget_seconds)
+    vocab_size = plan_vocab_size(stats, size)
     tokens_per_batch = batch_tokens(batch_size, stats.target_words, stats.num_pairs)
     steps_per_epoch = max(1, stats.num_pairs // batch_size)
     if budget_seconds is not None:
-        steps = budget_seconds * TARGET_TOKENS_PER_CPU_SECOND[size.name] / tokens_per_batch
+        steps = budget_seconds * rung_pace(size, vocab_size) / tokens_per_batch
         estimated_steps = max(1, int(steps))
         epochs = BUDGET_EPOCHS
     else:
         epochs = int(min(30, max(3, math.ceil(TARGET_STEPS / steps_per_epoch))))
         estimated_steps = epochs * steps_per_epoch
     return TrainingPlan(
-        vocab_size=plan_vocab_size(stats, size),
+        vocab_size=vocab_size,
         model=size.name,
         num_layers=size.num_layers,
         d_model=size.d_model,

@@ -31,11 +31,11 @@ def test_model_is_small_on_a_short_budget_and_larger_when_budget_or_data_allow()
     assert _rung(ted, 600) == _rung(ted, 10 * 3600) == _rung(ted) == "tiny"
     # 100k pairs of 10 words: 3 x 128 once the budget buys MIN_EPOCHS passes, and without one.
     large = corpus_stats(repeated_corpus(100_000, 10, 10))
-    assert _rung(large, 1800) == "tiny"  # 2.1 planned passes of 3 x 128, 2.8 of 2 x 128
+    assert _rung(large, 1800) == "tiny"  # 2.0 planned passes of 3 x 128, 3.6 of 2 x 128
     assert _rung(large, 3600) == _rung(large) == "small"
     # Measured (docs/performance.md): Anki-sized corpora get 2 x 64 for ten minutes and
     # 3 x 128 for thirty, which scored 3-4 BLEU more there. Europarl-sized ones (20-30k long
-    # pairs, 550-600k target pieces) get 2 x 128 for thirty minutes (RUNG_MIN_EPOCHS: 5
+    # pairs, 550-600k target pieces) get 2 x 128 for thirty minutes (RUNG_MIN_EPOCHS: 5.08
     # planned passes; 3 x 128 has too many parameters a piece) and 2 x 64 for ten.
     for pairs, words in ((95_000, 6), (135_000, 6)):
         stats = corpus_stats(repeated_corpus(pairs, words, words))
@@ -52,7 +52,7 @@ def test_model_is_small_on_a_short_budget_and_larger_when_budget_or_data_allow()
     for size in MODEL_SIZES[1:]:
         vocab = planning.RUNG_VOCAB_CAPS.get(size.name, planning.vocab_cap(size))
         fewest = planning.model_parameters(size, vocab) / planning.PARAMS_PER_TOKEN
-        passes = 600 * planning.TARGET_TOKENS_PER_CPU_SECOND[size.name] / fewest
+        passes = 600 * planning.rung_pace(size, vocab) / fewest
         assert passes < planning.RUNG_MIN_EPOCHS.get(size.name, planning.MIN_EPOCHS), size
     # Without a budget the data decides: a hundred pairs -> 2 x 64, millions -> 6 x 512.
     assert _rung(corpus_stats(repeated_corpus(100))) == "tiny"
@@ -96,6 +96,42 @@ def test_plan_with_a_budget_scales_the_steps_with_the_budget():
     assert (short.num_layers, short.d_model, short.vocab_size) == (2, 64, 3500)  # tiny's cap
     assert short.peak_learning_rate == planning.RUNG_PEAKS["tiny"] == 2e-3  # measured
     assert short.budget_seconds == 300.0
+
+
+@pytest.mark.parametrize(
+    "pairs, words, budget", [(6000, 18, 600), (25_000, 14, 1800), (500, 6, 60)]
+)
+def test_the_plan_and_the_schedule_count_steps_at_one_pace(pairs, words, budget):
+    # The passes (so the dropout) and the rung come from plan_training, the warm-up from
+    # plan_schedule: both read planning.pace, so they plan the same steps.
+    stats = corpus_stats(repeated_corpus(pairs, words, words))
+    plan = plan_training(stats, budget_seconds=budget)
+    tokens = planning.batch_tokens(plan.batch_size, stats.target_words, stats.num_pairs)
+    schedule = planning.plan_schedule(
+        "tsv",
+        plan._asdict(),
+        budget_seconds=budget,
+        warmup_steps=None,
+        steps_per_epoch=pairs // plan.batch_size,
+        tokens_per_batch=tokens,
+    )
+    assert schedule.total_steps == plan.estimated_steps
+    assert schedule.warmup_steps == plan.warmup_steps
+    assert plan.passes == round(plan.estimated_steps / (pairs // plan.batch_size), 2)
+
+
+def test_pace_scales_the_measured_reference_by_multiply_adds():
+    size, vocab, measured = planning.PACE_REFERENCE
+    assert planning.rung_pace(size, vocab) == pytest.approx(measured)
+    tiny = MODEL_SIZES[0]
+    # Half the multiply-adds a token: twice the pace.
+    work = planning.multiply_adds(tiny.num_layers, tiny.d_model, tiny.dff, 3500)
+    reference = planning.multiply_adds(size.num_layers, size.d_model, size.dff, vocab)
+    assert planning.rung_pace(tiny, 3500) == pytest.approx(measured * reference / work)
+    # A smaller output layer is faster; a larger rung is slower.
+    assert planning.rung_pace(tiny, 1000) > planning.rung_pace(tiny, 3500)
+    paces = [planning.rung_pace(size, 4000) for size in MODEL_SIZES]
+    assert paces == sorted(paces, reverse=True)
 
 
 def test_plan_without_a_budget_picks_epochs_from_the_data():
