@@ -55,7 +55,7 @@ class TranslationRun:
     record: dict
 
     def inherited_sizes(self, config) -> dict:
-        """The sizes `config` leaves unset, taken from the run (`planning.resolve_sizes`)."""
+        """The sizes `config` leaves unset, taken from the run (`plan.resolve_sizes`)."""
         return {
             name: self.config[name]
             for name in INIT_FROM_SIZES

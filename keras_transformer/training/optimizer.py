@@ -1,9 +1,11 @@
 """The paper's optimizer: Adam on the warm-up schedule (section 5.3)."""
 
+import numbers
 from typing import Any
 
 import keras
 
+from keras_transformer._validation import check_number
 from keras_transformer.errors import UserInputError
 from keras_transformer.training.schedule import TransformerSchedule
 
@@ -54,9 +56,7 @@ def paper_adam(learning_rate: Any, **adam_kwargs: Any) -> keras.optimizers.Adam:
     >>> round(float(optimizer.learning_rate), 6), optimizer.beta_2
     (0.0003, 0.98)
     """
-    if isinstance(learning_rate, (int, float)) and not learning_rate > 0:
-        raise UserInputError(
-            f"learning_rate must be > 0; received learning_rate={learning_rate!r}."
-        )
+    if isinstance(learning_rate, numbers.Real):  # else a schedule
+        check_number("learning_rate", learning_rate, 0.0, open_minimum=True)
     options = {"beta_1": 0.9, "beta_2": 0.98, "epsilon": 1e-9, **adam_kwargs}
     return keras.optimizers.Adam(learning_rate=learning_rate, **options)

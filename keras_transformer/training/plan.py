@@ -3,7 +3,7 @@ frozen `RunPlan`, which the recipe, compile, fit, the evaluation and the plots r
 
 The order is the order of what each decision needs:
 
-1. sizes (`planning.resolve_sizes`: the settings, the run `--init-from` continues, the corpus);
+1. sizes (`resolve_sizes`: the settings, the run `--init-from` continues, the corpus);
 2. vocabularies (the recipe's `vocabularies`, of the planned size);
 3. `max_length` (`fit_length`: the tokenized training and validation pairs, never the test
    pairs) and the vocabulary size learnt;
@@ -32,7 +32,7 @@ from keras_transformer.training.wallclock import FINISH_SECONDS
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Batches", "RunPlan", "fit_length", "resolve_plan"]
+__all__ = ["Batches", "RunPlan", "fit_length", "resolve_plan", "resolve_sizes"]
 
 BUDGET_TEST_TRANSLATIONS = 1000
 """With a time budget, the test pairs translated for BLEU and chrF (the loss and accuracy still
@@ -119,11 +119,11 @@ def resolve_plan(
         recipe_type: the recipe's class: its `vocabularies`, `make_batches` and `LEARNING_RATE`.
         seconds_left: the budget's seconds left now (`RunClock.left`); None: the whole budget.
     """
-    sizes, sized = planning.resolve_sizes(settings, task, init, kind)
+    sizes, sized = resolve_sizes(settings, task, init, kind)
     sizes.update(batch_size=settings.batch_size, warmup_steps=settings.warmup_steps)
     tokenizers = recipe_type.vocabularies(settings, task, init, sizes["vocab_size"])
     measured = {}
-    if kind in planning.MEASURED_LENGTH:
+    if kind in MEASURED_LENGTH:
         chosen, measured = fit_length(sizes, task, _sides(tokenizers))
         if chosen:
             logger.info("sized from the tokenized training pairs: %s", chosen)
@@ -146,7 +146,7 @@ def resolve_plan(
     plan = RunPlan(
         settings=settings,
         kind=kind,
-        **{name: sizes[name] for name in (*planning.SIZE_FIELDS, "dropout", "batch_size")},
+        **{name: sizes[name] for name in (*SIZE_FIELDS, "dropout", "batch_size")},
         model=model,
         learning_rate=rate,
         precision=devices.precision,
@@ -165,12 +165,51 @@ def resolve_plan(
     return plan, tokenizers, batches
 
 
+SIZE_FIELDS = ("epochs", "max_length", "vocab_size", "num_layers", "d_model", "num_heads", "dff")
+"""The sizes of a run that `resolve_sizes` completes (with `dropout`)."""
+
+MEASURED_LENGTH = ("translation", "prefix")
+"""Recipes that choose `max_length` from their tokenized training pairs (`fit_length`)."""
+
+
+def resolve_sizes(config, task, init, recipe: str) -> tuple[dict, dict]:
+    """`(sizes, sized)`: every size of the run (`SIZE_FIELDS` and `dropout`), and those chosen
+    from the data; `config` is only read.
+
+    Taken, in order, from `config`, then the translation run `--init-from` continues
+    (`init.inherited_sizes`; `init_from.load_run` checked the given ones against it), then from
+    the corpus (`planning.plan_training` on `corpus_stats` of the training pairs) for those
+    still unset. A recipe of `MEASURED_LENGTH` leaves `max_length` None: it is chosen from the
+    tokenized pairs (`fit_length`). Dropout, where not given, is `planning.default_dropout`'s."""
+    sizes = {name: getattr(config, name) for name in (*SIZE_FIELDS, "dropout")}
+    if init is not None and recipe in MEASURED_LENGTH:  # continue a translator
+        sizes.update(init.inherited_sizes(config))
+    unset = [name for name in SIZE_FIELDS if sizes[name] is None]
+    sized, plan = {}, None
+    if unset or sizes["dropout"] is None:
+        stats, budget = planning.corpus_stats(task.train), config.time_budget
+        plan = planning.plan_training(stats, budget_seconds=budget, batch_size=config.batch_size)
+    if unset:
+        sized = {name: getattr(plan, name) for name in unset}
+        if recipe in MEASURED_LENGTH:  # chosen from the learnt pieces instead
+            sized.pop("max_length", None)
+        chosen_text = ", ".join(f"{name} {value}" for name, value in sized.items())
+        logger.info("sized from the %d training pairs: %s", len(task.train), chosen_text)
+        sizes.update(sized)
+    if sizes["dropout"] is None:  # a task sized from its data, --dropout not given
+        given_epochs = config.epochs
+        passes = plan.passes if given_epochs is None or config.time_budget else given_epochs
+        sized["dropout"] = sizes["dropout"] = planning.default_dropout(config.task, sizes, passes)
+        logger.info("dropout %g (%.1f passes planned)", sized["dropout"], passes)
+    return sizes, sized
+
+
 def _recorded(settings, sizes: dict, sized: dict, schedule, devices) -> dict:
     """`config.json`'s entries of the plan: the sizes over the settings' fields (a budget run's
     epoch cap is no plan: `"epochs": null`), the warm-up and steps planned, what was sized from
     the data, precision and XLA as resolved."""
     capped = settings.time_budget is not None and settings.epochs == BUDGET_EPOCHS
-    names = (*planning.SIZE_FIELDS, "dropout")
+    names = (*SIZE_FIELDS, "dropout")
     recorded = {name: sizes[name] for name in names if name in settings.settings}
     if capped:
         recorded["epochs"] = None

@@ -3,9 +3,8 @@ length it needs, and the plan of the run (model rung, schedule, epochs and steps
 
 Pure functions (no TensorFlow). `corpus_stats(pairs)` measures a parallel corpus;
 `plan_training(stats, budget_seconds=...)` turns it into a `TrainingPlan`; `plan_schedule` gives
-the warm-up, peak and length of a `BudgetSchedule`; `resolve_sizes` completes the sizes a run
-leaves unset (from `--init-from`, then the plan), the one place `plan.resolve_plan` takes them
-from before the tokenized pairs are measured (`max_length_from_tokens`). The measurements
+the warm-up, peak and length of a `BudgetSchedule` (`plan.resolve_sizes` completes a run's unset
+sizes from them). The measurements
 behind the constants are in docs/performance.md ("Sizing a run from its corpus").
 
 **Vocabulary** (`choose_vocab_size`): a WordPiece vocabulary for each side, of
@@ -53,7 +52,6 @@ Example:
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -63,8 +61,6 @@ from keras_transformer.choices import DATA_SIZED_TASKS
 from keras_transformer.errors import UserInputError
 from keras_transformer.models.parameters import transformer_parameters
 from keras_transformer.training.config import BUDGET_EPOCHS, DEFAULT_DROPOUT
-
-logger = logging.getLogger(__name__)
 
 PIECES_PER_WORD = 1.5
 """WordPiece pieces per word assumed when sizing lengths and paces (docs/performance.md)."""
@@ -574,42 +570,3 @@ def plan_schedule(
     warmup = choose_warmup(steps) if warmup_steps is None else warmup_steps
     peak = peak_learning_rate(sizes["d_model"], rung_of(task, sizes))
     return SchedulePlan(peak, warmup, steps)
-
-
-SIZE_FIELDS = ("epochs", "max_length", "vocab_size", "num_layers", "d_model", "num_heads", "dff")
-"""The sizes of a run that `resolve_sizes` completes (with `dropout`)."""
-
-MEASURED_LENGTH = ("translation", "prefix")
-"""Recipes that choose `max_length` from their tokenized training pairs (`fit_length`)."""
-
-
-def resolve_sizes(config, task, init, recipe: str) -> tuple[dict, dict]:
-    """`(sizes, sized)`: every size of the run (`SIZE_FIELDS` and `dropout`), and those chosen
-    from the data; `config` is only read.
-
-    Taken, in order, from `config`, then the translation run `--init-from` continues
-    (`init.inherited_sizes`; `init_from.load_run` checked the given ones against it), then from
-    the corpus (`plan_training` on `corpus_stats` of the training pairs) for those still unset.
-    A recipe of `MEASURED_LENGTH` leaves `max_length` None: it is chosen from the tokenized
-    pairs (`fit_length`). Dropout, where not given, is `default_dropout`'s."""
-    sizes = {name: getattr(config, name) for name in (*SIZE_FIELDS, "dropout")}
-    if init is not None and recipe in MEASURED_LENGTH:  # continue a translator
-        sizes.update(init.inherited_sizes(config))
-    unset = [name for name in SIZE_FIELDS if sizes[name] is None]
-    sized, plan = {}, None
-    if unset or sizes["dropout"] is None:
-        stats, budget = corpus_stats(task.train), config.time_budget
-        plan = plan_training(stats, budget_seconds=budget, batch_size=config.batch_size)
-    if unset:
-        sized = {name: getattr(plan, name) for name in unset}
-        if recipe in MEASURED_LENGTH:  # chosen from the learnt pieces instead
-            sized.pop("max_length", None)
-        chosen_text = ", ".join(f"{name} {value}" for name, value in sized.items())
-        logger.info("sized from the %d training pairs: %s", len(task.train), chosen_text)
-        sizes.update(sized)
-    if sizes["dropout"] is None:  # a task sized from its data, --dropout not given
-        given_epochs = config.epochs
-        passes = plan.passes if given_epochs is None or config.time_budget else given_epochs
-        sized["dropout"] = sizes["dropout"] = default_dropout(config.task, sizes, passes)
-        logger.info("dropout %g (%.1f passes planned)", sized["dropout"], passes)
-    return sizes, sized

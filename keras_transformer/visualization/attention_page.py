@@ -29,6 +29,7 @@ import pathlib
 
 import numpy as np
 
+from keras_transformer._validation import check_positive_int
 from keras_transformer.errors import UserInputError
 
 KINDS = ("encoder self", "decoder self", "cross")
@@ -546,10 +547,7 @@ def inline_frame(page: str, *, height: int = 600) -> str:
     >>> frame.startswith('<div class="kt-attention"><iframe srcdoc="&lt;p title=&quot;x&quot;&gt;a &amp; b')
     True
     """
-    if not isinstance(height, int) or height <= 0:
-        raise UserInputError(
-            f"height must be a positive number of pixels; received height={height!r}"
-        )
+    check_positive_int("height", height)  # pixels
     # In a <div>: IPython's HTML() warns "Consider using IPython.display.IFrame" at a bare iframe.
     return (
         f'<div class="kt-attention"><iframe srcdoc="{html.escape(page, quote=True)}" '

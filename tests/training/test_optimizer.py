@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from keras_transformer.training import TransformerSchedule, make_optimizer
+from keras_transformer.training.optimizer import paper_adam
 
 
 def test_paper_hyperparameters_and_schedule():
@@ -58,3 +59,12 @@ def test_compile_model_builds_the_optimizer_so_fit_traces_its_step_once(monkeypa
     inputs = {"source": rng.integers(1, 30, (8, 6)), "target": rng.integers(1, 30, (8, 6))}
     model.fit(inputs, rng.integers(1, 30, (8, 6)), batch_size=4, epochs=1, verbose=0)
     assert len(traces) == 1
+
+
+@pytest.mark.parametrize(
+    "rate, error",
+    [(0.0, ValueError), (-1e-3, ValueError), (float("nan"), ValueError), (True, TypeError)],
+)
+def test_paper_adam_refuses_a_rate_that_is_not_a_positive_number(rate, error):
+    with pytest.raises(error, match="learning_rate"):
+        paper_adam(rate)

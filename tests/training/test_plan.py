@@ -41,7 +41,7 @@ CONFIG = dict(task="tsv", data="pairs.tsv", epochs=2, batch_size=32, jit_compile
 def test_sizes_never_read_the_test_split():
     config = TrainConfig(**CONFIG)
     task = _task(Unread(_pairs(10, 300)))
-    sizes, _ = plan_module.planning.resolve_sizes(config, task, None, "translation")
+    sizes, _ = plan_module.resolve_sizes(config, task, None, "translation")
     tokenizers = recipes.RECIPES["translation"].vocabularies(config, task, None, 500)
     chosen, _ = plan_module.fit_length(sizes, task, tokenizers)
     assert chosen["max_length"] == 16  # six words a side, framed: the smallest length

@@ -3,6 +3,7 @@ vocabulary size and length, and the model rung, schedule and epochs of a run."""
 
 import pytest
 
+from keras_transformer.training import plan as plan_module
 from keras_transformer.training import planning
 from keras_transformer.training.planning import (
     MODEL_SIZES,
@@ -228,7 +229,7 @@ def test_dropout_is_the_rungs_measured_value_for_few_passes_unless_given(given, 
     pairs = [(f"a b c {i}", f"x y z {i}") for i in range(400)]
     task = Task("tsv", "en", "xx", train=pairs, validation=pairs[:10], test=pairs[:10])
     config = TrainConfig(task="tsv", data="p.tsv", **{"time_budget": 1.0, **given})
-    sizes, sized = planning.resolve_sizes(config, task, None, "translation")
+    sizes, sized = plan_module.resolve_sizes(config, task, None, "translation")
     assert sizes["dropout"] == dropout
     assert ("dropout" in sized) == ("dropout" not in given)
     assert config.dropout == given.get("dropout")  # the caller's config is only read

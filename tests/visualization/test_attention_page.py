@@ -198,6 +198,8 @@ def test_inline_frame_holds_the_page_exactly(page):
     assert "<script" not in srcdoc  # escaped: nothing of the page runs in the outer document
     with pytest.raises(ValueError, match="height=0"):
         attention_page.inline_frame(text, height=0)
+    with pytest.raises(TypeError, match="height=True"):
+        attention_page.inline_frame(text, height=True)
 
 
 def test_chromium_runs_the_page_inside_the_inline_frame(page, tmp_path):
