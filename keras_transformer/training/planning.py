@@ -4,8 +4,8 @@ length it needs, and the plan of the run (model rung, schedule, epochs and steps
 Pure functions (no TensorFlow). `corpus_stats(pairs)` measures a parallel corpus;
 `plan_training(stats, budget_seconds=...)` turns it into a `TrainingPlan`; `plan_schedule` gives
 the warm-up, peak and length of a `BudgetSchedule` (`plan.resolve_sizes` completes a run's unset
-sizes from them). The measurements
-behind the constants are in docs/performance.md ("Sizing a run from its corpus").
+sizes from them). The measurements behind the constants are in docs/performance.md ("Sizing a
+run from its corpus").
 
 **Vocabulary** (`choose_vocab_size`): a WordPiece vocabulary for each side, of
 `8000 * sqrt(words / 700_000)` pieces (`words` counts both sides), rounded to 500 and kept in
@@ -14,7 +14,8 @@ by what the model can afford (`training.planning.plan_vocab_size`).
 
 **Length** (`max_length_from_tokens`): once the vocabularies are learnt, the measured pieces
 of the training and validation pairs decide (never the test pairs): the smallest length,
-rounded up to 8 and kept in [16, 256], that frames both sides (`[START]`/`[END]` included) of all but `MAX_TRUNCATED` (1 %) of the pairs.
+rounded up to 8 and kept in [16, 256], that frames both sides (`[START]`/`[END]` included) of
+all but `MAX_TRUNCATED` (1 %) of the pairs.
 Before that (a plan, or a run without tokenizers), `choose_max_length` estimates it from words:
 the 99th percentile of words per sentence on the longer side, times `PIECES_PER_WORD`, plus 2.
 
@@ -313,7 +314,7 @@ def layer_multiply_adds(num_layers: int, d_model: int, dff: int) -> int:
     return num_layers * (encoder + decoder)
 
 
-PACE_REFERENCE = (ModelSize("small", 3, 128, 4, 512), 3000, 1900.0)
+PACE_REFERENCE = (MODEL_SIZES[2], 3000, 1900.0)  # the "small" rung, 3 x 128
 """The measured pace every other is scaled from (`pace`): the 3 x 128 rung with 3,000 pieces
 made 1,900 target tokens a second of process CPU time (all threads; docs/performance.md,
 "The sizing constants")."""

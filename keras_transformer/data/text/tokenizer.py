@@ -128,14 +128,15 @@ def _lookup_keys(vocab: Sequence[str]) -> list[str]:
     spaces + token, which neither a word (no space) nor a continuation (one space, then
     a piece without one) can look up, so the text "[PAD]" never maps to id 0.
     """
-    return [
-        2 * _KEY_SUFFIX + token
-        if i < len(RESERVED_TOKENS) and i != WordPieceTokenizer.unk_id
-        else _KEY_SUFFIX + token[len(SUFFIX_INDICATOR) :]
-        if _is_suffix(token)
-        else token
-        for i, token in enumerate(vocab)
-    ]
+    keys = []
+    for i, token in enumerate(vocab):
+        if i < len(RESERVED_TOKENS) and token != "[UNK]":
+            keys.append(2 * _KEY_SUFFIX + token)
+        elif _is_suffix(token):
+            keys.append(_KEY_SUFFIX + token[len(SUFFIX_INDICATOR) :])
+        else:
+            keys.append(token)
+    return keys
 
 
 def _split_words(strings: tf.Tensor) -> tf.RaggedTensor:
