@@ -94,8 +94,9 @@ def _train(
     # 3. Data, and what --init-from names: read and checked before any file is made.
     clock.stage = "while loading the data"
     progress_logger.info("loading the data (--task %s)", config.task)  # shown by default
+    kind = recipe_name(config)
     task = load_data(config)
-    init = load_init(config, recipe_name(config))
+    init = load_init(config, kind)
     # 4. The plan, decided once; vocabularies and batches in memory, so that bad settings fail
     # before any file.
     keras.utils.set_random_seed(config.seed)
