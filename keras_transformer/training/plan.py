@@ -282,21 +282,16 @@ def _pace_inputs(
 
 
 def _epoch_seconds(steps: int, tokens_per_batch: float, sizes) -> float | None:
-    """Seconds of `steps` updates at the planned pace (`estimate_steps`), or None for runs the
+    """Seconds of `steps` updates at the planned pace (`planning.pace`), or None for runs the
     pace does not describe (sizes not set). `sizes`: `num_layers`, `d_model`, `dff`,
     `vocab_size`."""
     try:
-        per_second = 1000.0 / planning.estimate_steps(
-            1000.0,
-            tokens_per_batch,
-            num_layers=sizes["num_layers"],
-            d_model=sizes["d_model"],
-            dff=sizes["dff"],
-            vocab_size=sizes["vocab_size"],
+        pace = planning.pace(
+            sizes["num_layers"], sizes["d_model"], sizes["dff"], sizes["vocab_size"]
         )
-    except (TypeError, ValueError, ZeroDivisionError):
+    except TypeError:  # a size left unset (None)
         return None
-    return steps * per_second
+    return steps * tokens_per_batch / pace
 
 
 def fit_length(sizes: dict, task, tokenizers: dict) -> tuple[dict, dict]:

@@ -333,11 +333,13 @@ def multiply_adds(num_layers: int, d_model: int, dff: int, vocab_size: int) -> i
 def pace(num_layers: int, d_model: int, dff: int, vocab_size: int) -> float:
     """Training pace of a model, target tokens per CPU second: the one pace of the plan (the
     rung `choose_model` picks, the passes and so the dropout of `plan_training`, the steps and so
-    the warm-up of `estimate_steps`). `PACE_REFERENCE`'s measured pace scaled by multiply-adds
-    per target token (`multiply_adds`).
+    the warm-up of `estimate_steps`, an epoch's planned seconds in `plan.RunPlan`).
+    `PACE_REFERENCE`'s measured pace scaled by multiply-adds per target token (`multiply_adds`).
 
-    >>> round(pace(3, 128, 512, 3000)), round(pace(2, 64, 256, 3500)), round(pace(2, 128, 512, 3500))
-    (1900, 7377, 2449)
+    >>> [round(pace(3, 128, 512, 3000)), round(pace(2, 64, 256, 3500))]
+    [1900, 7377]
+    >>> [round(pace(2, 128, 512, 3500)), round(pace(3, 128, 512, 4000))]  # 2 x 128, 3 x 128 caps
+    [2449, 1771]
     """
     size, vocab, measured = PACE_REFERENCE
     reference = multiply_adds(size.num_layers, size.d_model, size.dff, vocab)

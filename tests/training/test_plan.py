@@ -66,3 +66,12 @@ def test_the_plan_is_frozen_and_the_settings_left_alone():
     assert isinstance(plan.learning_rate, BudgetSchedule)  # tsv: a planned schedule
     assert plan.model.max_length == plan.max_length and plan.model.d_model == plan.d_model
     assert plan.recorded["max_length"] == plan.max_length  # what config.json records
+
+
+def test_an_epoch_is_planned_at_the_plans_one_pace():
+    sizes = dict(num_layers=2, d_model=64, dff=256, vocab_size=3500)
+    pace = plan_module.planning.pace(**sizes)
+    assert plan_module._epoch_seconds(100, 1500.0, sizes) == pytest.approx(100 * 1500.0 / pace)
+    # Twice the tokens a batch: twice the seconds; sizes left unset: no estimate.
+    assert plan_module._epoch_seconds(100, 3000.0, sizes) == pytest.approx(200 * 1500.0 / pace)
+    assert plan_module._epoch_seconds(100, 1500.0, {**sizes, "vocab_size": None}) is None
