@@ -336,10 +336,10 @@ def pace(num_layers: int, d_model: int, dff: int, vocab_size: int) -> float:
     the warm-up of `estimate_steps`, an epoch's planned seconds in `plan.RunPlan`).
     `PACE_REFERENCE`'s measured pace scaled by multiply-adds per target token (`multiply_adds`).
 
-    >>> [round(pace(3, 128, 512, 3000)), round(pace(2, 64, 256, 3500))]
-    [1900, 7377]
-    >>> [round(pace(2, 128, 512, 3500)), round(pace(3, 128, 512, 4000))]  # 2 x 128, 3 x 128 caps
-    [2449, 1771]
+    >>> round(pace(3, 128, 512, 3000)), round(pace(2, 64, 256, 3500))
+    (1900, 7377)
+    >>> round(pace(2, 128, 512, 3500)), round(pace(3, 128, 512, 4000))  # 2 x 128, 3 x 128 caps
+    (2449, 1771)
     """
     size, vocab, measured = PACE_REFERENCE
     reference = multiply_adds(size.num_layers, size.d_model, size.dff, vocab)
